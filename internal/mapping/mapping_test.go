@@ -1,0 +1,48 @@
+package mapping_test
+
+import (
+	"testing"
+
+	"github.com/calsyncd/calsyncd/internal/mapping"
+)
+
+func TestEventIDIsDeterministicValidAndDistinct(t *testing.T) {
+	keys := []struct {
+		sub string
+		key mapping.Key
+		gen int
+	}{
+		{"team", mapping.Key{UID: "a@example.com"}, 0},
+		{"team", mapping.Key{UID: "a@example.com"}, 1},
+		{"team", mapping.Key{UID: "a@example.com", RecurrenceID: "20270105T090000Z"}, 0},
+		{"other", mapping.Key{UID: "a@example.com"}, 0},
+		// Field boundaries must not blur: ("ab","") vs ("a","b").
+		{"team", mapping.Key{UID: "ab"}, 0},
+		{"team", mapping.Key{UID: "a", RecurrenceID: "b"}, 0},
+	}
+	seen := map[string]int{}
+	for i, k := range keys {
+		id := mapping.EventID(k.sub, k.key, k.gen)
+		if id != mapping.EventID(k.sub, k.key, k.gen) {
+			t.Fatalf("EventID not deterministic for %+v", k)
+		}
+		if !mapping.ValidEventID(id) {
+			t.Errorf("EventID %q is not a valid Google id", id)
+		}
+		if j, dup := seen[id]; dup {
+			t.Errorf("keys %d and %d share id %s", i, j, id)
+		}
+		seen[id] = i
+	}
+}
+
+func TestValidEventID(t *testing.T) {
+	for id, want := range map[string]bool{
+		"abcde": true, "0123456789abcdefghijklmnopqrstuv": true,
+		"abcd": false, "abcdw": false, "ABCDE": false, "abc-de": false, "": false,
+	} {
+		if got := mapping.ValidEventID(id); got != want {
+			t.Errorf("ValidEventID(%q) = %v, want %v", id, got, want)
+		}
+	}
+}
