@@ -1,0 +1,259 @@
+// Package config loads calsyncd's YAML configuration: strict keys, ${VAR}
+// expansion for secrets, defaults, and validation errors that name the file,
+// the line and the key.
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// DefaultAccount is the name of the account described by the top-level
+// `google:` block.
+const DefaultAccount = "default"
+
+// Config is the whole configuration file.
+type Config struct {
+	// Path is the file the configuration was read from ("" when built in code).
+	Path string `yaml:"-"`
+
+	StateDir      string         `yaml:"state_dir"`
+	Listen        string         `yaml:"listen"`
+	Schedule      string         `yaml:"schedule"`
+	Log           Log            `yaml:"log"`
+	Status        Status         `yaml:"status"`
+	Store         Store          `yaml:"store"`
+	Google        Account        `yaml:"google"`
+	Accounts      []Account      `yaml:"accounts"`
+	Writer        Writer         `yaml:"writer"`
+	Feed          Feed           `yaml:"feed"`
+	Window        Window         `yaml:"window"`
+	Sync          Sync           `yaml:"sync"`
+	Subscriptions []Subscription `yaml:"subscriptions"`
+}
+
+// Log configures log/slog.
+type Log struct {
+	Format string `yaml:"format"` // text | json
+	Level  string `yaml:"level"`  // debug | info | warn | error
+}
+
+// Status configures the status endpoint.
+type Status struct {
+	// Token is the bearer token required on every request; mandatory when
+	// Listen is not a loopback address.
+	Token string `yaml:"token"`
+}
+
+// Store selects the state database.
+type Store struct {
+	Driver string `yaml:"driver"` // sqlite | postgres
+	DSN    string `yaml:"dsn"`    // sqlite: a file path (default <state_dir>/calsyncd.db)
+}
+
+// Account is one Google identity the daemon writes as.
+type Account struct {
+	Name            string `yaml:"name"`
+	CredentialsFile string `yaml:"credentials_file"`
+	TokenFile       string `yaml:"token_file"`
+	Impersonate     string `yaml:"impersonate"`
+	// Endpoint overrides the Calendar API base URL (an emulator). It is only
+	// read from the top-level google block and applies to every account.
+	Endpoint string `yaml:"endpoint"`
+}
+
+// Writer configures the paced Google writer (per account).
+type Writer struct {
+	Concurrency       int      `yaml:"concurrency"`
+	Spacing           Duration `yaml:"spacing"`
+	MaxSpacing        Duration `yaml:"max_spacing"`
+	MaxAttempts       int      `yaml:"max_attempts"`
+	MaxRetryWait      Duration `yaml:"max_retry_wait"`
+	BackfillShare     float64  `yaml:"backfill_share"`
+	BackfillThreshold int      `yaml:"backfill_threshold"`
+	RequestTimeout    Duration `yaml:"request_timeout"`
+}
+
+// Feed configures fetching and parsing of feeds.
+type Feed struct {
+	MaxSize        ByteSize `yaml:"max_size"`
+	Timeout        Duration `yaml:"timeout"`
+	ConnectTimeout Duration `yaml:"connect_timeout"`
+	// TimeZone resolves floating times when the feed names no X-WR-TIMEZONE.
+	TimeZone string `yaml:"time_zone"`
+}
+
+// Window bounds which events are mirrored, relative to now. Zero means
+// unbounded.
+type Window struct {
+	Past   Duration `yaml:"past"`
+	Future Duration `yaml:"future"`
+}
+
+// Sync configures the subscription lifecycle.
+type Sync struct {
+	ErrorThreshold    int         `yaml:"error_threshold"`
+	ErrorMaxInterval  Duration    `yaml:"error_max_interval"`
+	ReconcileInterval Duration    `yaml:"reconcile_interval"`
+	PruneOnRemove     bool        `yaml:"prune_on_remove"`
+	ShutdownTimeout   Duration    `yaml:"shutdown_timeout"`
+	DeleteGuard       DeleteGuard `yaml:"delete_guard"`
+}
+
+// DeleteGuard holds deletes that look like a broken feed rather than a change.
+type DeleteGuard struct {
+	MinDeletes  int     `yaml:"min_deletes"`
+	MaxFraction float64 `yaml:"max_fraction"`
+	ConfirmRuns int     `yaml:"confirm_runs"`
+}
+
+// Subscription is one feed mirrored into one Google calendar.
+type Subscription struct {
+	ID       string `yaml:"id"`
+	URL      string `yaml:"url"`
+	Calendar string `yaml:"calendar"`
+	Account  string `yaml:"account"`
+	// Headers are sent with every fetch (values may hold ${VAR} secrets).
+	Headers   map[string]string `yaml:"headers"`
+	BasicAuth *BasicAuth        `yaml:"basic_auth"`
+	// TimeZone resolves floating times for this feed (overrides feed.time_zone).
+	TimeZone string `yaml:"time_zone"`
+	// Identity is how events are keyed: "uid" (default) or "content" for
+	// feeds that mint new UIDs on every fetch.
+	Identity string  `yaml:"identity"`
+	Window   *Window `yaml:"window"`
+}
+
+// BasicAuth are credentials for a feed behind HTTP basic authentication.
+type BasicAuth struct {
+	Username string `yaml:"username"`
+	Password string `yaml:"password"`
+}
+
+// Default returns a configuration with every default filled in and no
+// subscriptions.
+func Default() *Config {
+	return &Config{
+		StateDir: "/var/lib/calsyncd",
+		Listen:   "127.0.0.1:8765",
+		Schedule: "@hourly",
+		Log:      Log{Format: "text", Level: "info"},
+		Store:    Store{Driver: "sqlite"},
+		Writer: Writer{
+			Concurrency:       2,
+			Spacing:           Duration(250 * time.Millisecond),
+			MaxSpacing:        Duration(5 * time.Second),
+			MaxAttempts:       5,
+			MaxRetryWait:      Duration(15 * time.Second),
+			BackfillShare:     0.75,
+			BackfillThreshold: 50,
+			RequestTimeout:    Duration(30 * time.Second),
+		},
+		Feed: Feed{
+			MaxSize:        20 << 20,
+			Timeout:        Duration(60 * time.Second),
+			ConnectTimeout: Duration(10 * time.Second),
+		},
+		Window: Window{Past: Duration(30 * 24 * time.Hour)},
+		Sync: Sync{
+			ErrorThreshold:    3,
+			ErrorMaxInterval:  Duration(24 * time.Hour),
+			ReconcileInterval: Duration(24 * time.Hour),
+			ShutdownTimeout:   Duration(30 * time.Second),
+			DeleteGuard:       DeleteGuard{MinDeletes: 10, MaxFraction: 0.5, ConfirmRuns: 3},
+		},
+	}
+}
+
+// DatabaseDSN is the store's DSN with its default applied.
+func (c *Config) DatabaseDSN() string {
+	if c.Store.DSN != "" {
+		return c.Store.DSN
+	}
+	return filepath.Join(c.StateDir, "calsyncd.db")
+}
+
+// AccountByName returns the named account; "" and "default" name the
+// top-level google block.
+func (c *Config) AccountByName(name string) (Account, bool) {
+	if name == "" || name == DefaultAccount {
+		a := c.Google
+		a.Name = DefaultAccount
+		return a, true
+	}
+	for _, a := range c.Accounts {
+		if a.Name == name {
+			a.Endpoint = c.Google.Endpoint
+			return a, true
+		}
+	}
+	return Account{}, false
+}
+
+// AccountNames lists every configured account, the default first.
+func (c *Config) AccountNames() []string {
+	names := []string{DefaultAccount}
+	for _, a := range c.Accounts {
+		names = append(names, a.Name)
+	}
+	return names
+}
+
+// SubscriptionAccount is the account a subscription writes as.
+func (s Subscription) AccountName() string {
+	if s.Account == "" {
+		return DefaultAccount
+	}
+	return s.Account
+}
+
+// EffectiveWindow is the subscription's window, or the global one.
+func (c *Config) EffectiveWindow(s Subscription) Window {
+	if s.Window != nil {
+		return *s.Window
+	}
+	return c.Window
+}
+
+// EffectiveTimeZone is the zone floating times fall back to for s.
+func (c *Config) EffectiveTimeZone(s Subscription) string {
+	if s.TimeZone != "" {
+		return s.TimeZone
+	}
+	return c.Feed.TimeZone
+}
+
+// Subscription returns the subscription with the given id.
+func (c *Config) Subscription(id string) (Subscription, bool) {
+	for _, s := range c.Subscriptions {
+		if s.ID == id {
+			return s, true
+		}
+	}
+	return Subscription{}, false
+}
+
+// RedactURL renders a feed URL without anything that may be secret: only the
+// scheme and the host survive (private feed URLs carry tokens in their path,
+// query or userinfo).
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" {
+		return "<unparseable url>"
+	}
+	if u.Scheme == "file" {
+		return "file://…"
+	}
+	host := u.Host
+	if i := strings.LastIndex(host, "@"); i >= 0 {
+		host = host[i+1:]
+	}
+	return u.Scheme + "://" + host + "/…"
+}
+
+func (s Subscription) String() string {
+	return fmt.Sprintf("%s (%s → %s)", s.ID, RedactURL(s.URL), s.Calendar)
+}

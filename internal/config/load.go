@@ -1,0 +1,416 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// ErrInvalid is wrapped by every validation error, so callers can tell a bad
+// configuration from an unreadable file.
+var ErrInvalid = errors.New("invalid configuration")
+
+// Error is one problem in a configuration file.
+type Error struct {
+	File string
+	Line int
+	Key  string // dotted path, e.g. "subscriptions[2].url"
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	loc := e.File
+	if e.Line > 0 {
+		loc = fmt.Sprintf("%s:%d", e.File, e.Line)
+	}
+	if e.Key == "" {
+		return fmt.Sprintf("%s: %s", loc, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s: %s", loc, e.Key, e.Msg)
+}
+
+func (e *Error) Unwrap() error { return ErrInvalid }
+
+// Errors is every problem found in one file, in file order.
+type Errors []*Error
+
+func (es Errors) Error() string {
+	parts := make([]string, len(es))
+	for i, e := range es {
+		parts[i] = e.Error()
+	}
+	return strings.Join(parts, "\n")
+}
+
+func (es Errors) Unwrap() []error {
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = e
+	}
+	return out
+}
+
+// Load reads and validates the configuration file at path, expanding
+// ${VAR} from the process environment.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return Parse(path, data, os.LookupEnv)
+}
+
+// Parse decodes and validates a configuration. file names the source in
+// errors and anchors relative paths; lookupEnv resolves ${VAR} (nil: none).
+func Parse(file string, data []byte, lookupEnv func(string) (string, bool)) (*Config, error) {
+	if lookupEnv == nil {
+		lookupEnv = func(string) (string, bool) { return "", false }
+	}
+	cfg := Default()
+	cfg.Path = file
+	d := &decoder{file: file, env: lookupEnv, lines: map[string]int{}}
+
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
+		return nil, Errors{{File: file, Line: yamlErrLine(err), Msg: "not valid YAML: " + yamlErrMsg(err)}}
+	}
+	if len(doc.Content) > 0 {
+		d.decode(doc.Content[0], reflect.ValueOf(cfg).Elem(), "")
+	}
+	if len(d.errs) > 0 {
+		return nil, d.errs
+	}
+	cfg.resolvePaths()
+	d.errs = append(d.errs, cfg.validate(d)...)
+	if len(d.errs) > 0 {
+		return nil, d.errs
+	}
+	return cfg, nil
+}
+
+func yamlErrLine(err error) int {
+	// yaml.v3 reports "yaml: line N: ..."
+	s := err.Error()
+	if i := strings.Index(s, "line "); i >= 0 {
+		rest := s[i+5:]
+		if j := strings.IndexByte(rest, ':'); j > 0 {
+			if n, err := strconv.Atoi(rest[:j]); err == nil {
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+func yamlErrMsg(err error) string {
+	s := strings.TrimPrefix(err.Error(), "yaml: ")
+	if i := strings.Index(s, ": "); i >= 0 && strings.HasPrefix(s, "line ") {
+		return s[i+2:]
+	}
+	return s
+}
+
+// resolvePaths anchors relative file paths at the configuration file's
+// directory, so a config works the same from any working directory.
+func (c *Config) resolvePaths() {
+	if c.Path == "" {
+		return
+	}
+	base := filepath.Dir(c.Path)
+	abs := func(p *string) {
+		if *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(base, *p)
+		}
+	}
+	abs(&c.StateDir)
+	abs(&c.Google.CredentialsFile)
+	abs(&c.Google.TokenFile)
+	for i := range c.Accounts {
+		abs(&c.Accounts[i].CredentialsFile)
+		abs(&c.Accounts[i].TokenFile)
+	}
+	if c.Store.Driver == "sqlite" || c.Store.Driver == "" {
+		abs(&c.Store.DSN)
+	}
+}
+
+type decoder struct {
+	file  string
+	env   func(string) (string, bool)
+	errs  Errors
+	lines map[string]int
+}
+
+func (d *decoder) errorf(line int, key, format string, args ...any) {
+	d.errs = append(d.errs, &Error{File: d.file, Line: line, Key: key, Msg: fmt.Sprintf(format, args...)})
+}
+
+// line is the line of key, or of its nearest recorded parent.
+func (d *decoder) line(key string) int {
+	for key != "" {
+		if l, ok := d.lines[key]; ok {
+			return l
+		}
+		i := strings.LastIndexAny(key, ".[")
+		if i < 0 {
+			break
+		}
+		key = key[:i]
+	}
+	return 0
+}
+
+var (
+	durationType = reflect.TypeOf(Duration(0))
+	byteSizeType = reflect.TypeOf(ByteSize(0))
+)
+
+func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return // "key:" with nothing after it keeps the default
+	}
+	switch v.Type() {
+	case durationType:
+		s, ok := d.scalar(n, path)
+		if !ok {
+			return
+		}
+		dur, err := ParseDuration(s)
+		if err != nil {
+			d.errorf(n.Line, path, "%v", err)
+			return
+		}
+		v.Set(reflect.ValueOf(dur))
+		return
+	case byteSizeType:
+		s, ok := d.scalar(n, path)
+		if !ok {
+			return
+		}
+		b, err := ParseByteSize(s)
+		if err != nil {
+			d.errorf(n.Line, path, "%v", err)
+			return
+		}
+		v.Set(reflect.ValueOf(b))
+		return
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			v.Set(reflect.New(v.Type().Elem()))
+		}
+		d.decode(n, v.Elem(), path)
+	case reflect.Struct:
+		d.decodeStruct(n, v, path)
+	case reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			d.errorf(n.Line, path, "expected a list")
+			return
+		}
+		sl := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+		for i, item := range n.Content {
+			p := fmt.Sprintf("%s[%d]", path, i)
+			d.lines[p] = item.Line
+			d.decode(item, sl.Index(i), p)
+		}
+		v.Set(sl)
+	case reflect.Map:
+		if n.Kind != yaml.MappingNode {
+			d.errorf(n.Line, path, "expected a mapping of names to values")
+			return
+		}
+		m := reflect.MakeMap(v.Type())
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, val := n.Content[i], n.Content[i+1]
+			p := path + "." + k.Value
+			d.lines[p] = k.Line
+			if m.MapIndex(reflect.ValueOf(k.Value)).IsValid() {
+				d.errorf(k.Line, p, "duplicate key")
+				continue
+			}
+			ev := reflect.New(v.Type().Elem()).Elem()
+			d.decode(val, ev, p)
+			m.SetMapIndex(reflect.ValueOf(k.Value), ev)
+		}
+		v.Set(m)
+	case reflect.String:
+		if s, ok := d.scalar(n, path); ok {
+			v.SetString(s)
+		}
+	case reflect.Int, reflect.Int64:
+		if s, ok := d.scalar(n, path); ok {
+			i, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				d.errorf(n.Line, path, "expected a whole number, got %q", s)
+				return
+			}
+			v.SetInt(i)
+		}
+	case reflect.Float64:
+		if s, ok := d.scalar(n, path); ok {
+			f, err := strconv.ParseFloat(s, 64)
+			if err != nil {
+				d.errorf(n.Line, path, "expected a number, got %q", s)
+				return
+			}
+			v.SetFloat(f)
+		}
+	case reflect.Bool:
+		if s, ok := d.scalar(n, path); ok {
+			switch strings.ToLower(s) {
+			case "true", "yes", "on":
+				v.SetBool(true)
+			case "false", "no", "off":
+				v.SetBool(false)
+			default:
+				d.errorf(n.Line, path, "expected true or false, got %q", s)
+			}
+		}
+	default:
+		d.errorf(n.Line, path, "unsupported type %s", v.Type())
+	}
+}
+
+func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n.Line, path, "expected a mapping of keys to values")
+		return
+	}
+	t := v.Type()
+	fields := map[string]int{}
+	for i := 0; i < t.NumField(); i++ {
+		tag := strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0]
+		if tag != "" && tag != "-" {
+			fields[tag] = i
+		}
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		p := k.Value
+		if path != "" {
+			p = path + "." + k.Value
+		}
+		if seen[k.Value] {
+			d.errorf(k.Line, p, "duplicate key")
+			continue
+		}
+		seen[k.Value] = true
+		idx, ok := fields[k.Value]
+		if !ok {
+			d.errorf(k.Line, p, "unknown key%s", suggest(k.Value, fields))
+			continue
+		}
+		d.lines[p] = k.Line
+		d.decode(val, v.Field(idx), p)
+	}
+}
+
+func suggest(key string, fields map[string]int) string {
+	best, bestDist := "", 3
+	for f := range fields {
+		if dist := levenshtein(key, f); dist < bestDist || dist == bestDist && f < best {
+			best, bestDist = f, dist
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+func levenshtein(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+// scalar returns the node's value with ${VAR} expanded.
+func (d *decoder) scalar(n *yaml.Node, path string) (string, bool) {
+	if n.Kind != yaml.ScalarNode {
+		d.errorf(n.Line, path, "expected a single value")
+		return "", false
+	}
+	s, err := expandEnv(n.Value, d.env)
+	if err != nil {
+		d.errorf(n.Line, path, "%v", err)
+		return "", false
+	}
+	return s, true
+}
+
+// expandEnv replaces ${NAME} with the environment variable NAME; "$${" is a
+// literal "${". An unset variable is an error (a missing secret must not turn
+// into an empty header silently). The value never appears in errors.
+func expandEnv(s string, lookup func(string) (string, bool)) (string, error) {
+	if !strings.Contains(s, "${") {
+		return s, nil
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if strings.HasPrefix(s[i:], "$${") {
+			b.WriteString("${")
+			i += 3
+			continue
+		}
+		if !strings.HasPrefix(s[i:], "${") {
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		end := strings.IndexByte(s[i:], '}')
+		if end < 0 {
+			return "", fmt.Errorf("unterminated ${ in value")
+		}
+		name := s[i+2 : i+end]
+		if !validEnvName(name) {
+			return "", fmt.Errorf("invalid environment variable name %q", name)
+		}
+		val, ok := lookup(name)
+		if !ok {
+			return "", fmt.Errorf("environment variable %s is not set", name)
+		}
+		b.WriteString(val)
+		i += end + 1
+	}
+	return b.String(), nil
+}
+
+func validEnvName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, c := range s {
+		if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}

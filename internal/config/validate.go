@@ -1,0 +1,224 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
+)
+
+var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
+
+// headerNamePattern is RFC 9110's token.
+var headerNamePattern = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+
+// CronParser parses `schedule`: five standard fields or a descriptor such
+// as @hourly or @every 30m.
+var CronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+
+func (c *Config) validate(d *decoder) Errors {
+	var errs Errors
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, &Error{File: d.file, Line: d.line(key), Key: key, Msg: fmt.Sprintf(format, args...)})
+	}
+
+	if c.StateDir == "" {
+		bad("state_dir", "must not be empty")
+	}
+	if _, err := CronParser.Parse(c.Schedule); err != nil {
+		bad("schedule", "invalid cron spec %q: %v", c.Schedule, err)
+	}
+	if host, port, err := net.SplitHostPort(c.Listen); err != nil || port == "" {
+		bad("listen", "expected host:port, e.g. 127.0.0.1:8765")
+	} else if !IsLoopbackHost(host) && c.Status.Token == "" {
+		bad("listen", "listening beyond loopback (%s) requires status.token", host)
+	}
+	switch c.Log.Format {
+	case "text", "json":
+	default:
+		bad("log.format", "must be text or json, got %q", c.Log.Format)
+	}
+	switch strings.ToLower(c.Log.Level) {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("log.level", "must be debug, info, warn or error, got %q", c.Log.Level)
+	}
+	switch c.Store.Driver {
+	case "sqlite":
+	case "postgres":
+		if c.Store.DSN == "" {
+			bad("store.dsn", "required with driver postgres")
+		}
+	default:
+		bad("store.driver", "must be sqlite or postgres, got %q", c.Store.Driver)
+	}
+
+	if c.Google.Name != "" {
+		bad("google.name", "the google block is the default account; name accounts under accounts:")
+	}
+	if c.Google.Endpoint != "" {
+		if u, err := url.Parse(c.Google.Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("google.endpoint", "must be an http(s) URL such as http://127.0.0.1:8080/calendar/v3/")
+		}
+	}
+	if c.Google.Impersonate != "" && !strings.Contains(c.Google.Impersonate, "@") {
+		bad("google.impersonate", "must be an email address")
+	}
+	accounts := map[string]bool{DefaultAccount: true}
+	for i, a := range c.Accounts {
+		p := fmt.Sprintf("accounts[%d]", i)
+		switch {
+		case a.Name == "":
+			bad(p+".name", "required")
+		case a.Name == DefaultAccount:
+			bad(p+".name", "%q is the top-level google block; choose another name", DefaultAccount)
+		case !idPattern.MatchString(a.Name):
+			bad(p+".name", "must be lowercase letters, digits, - or _ (at most 63)")
+		case accounts[a.Name]:
+			bad(p+".name", "duplicate account %q", a.Name)
+		}
+		accounts[a.Name] = true
+		if a.Endpoint != "" {
+			bad(p+".endpoint", "set the endpoint once, in google.endpoint; it applies to every account")
+		}
+		if a.Impersonate != "" && !strings.Contains(a.Impersonate, "@") {
+			bad(p+".impersonate", "must be an email address")
+		}
+	}
+
+	w := c.Writer
+	if w.Concurrency < 1 {
+		bad("writer.concurrency", "must be at least 1")
+	}
+	if w.MaxAttempts < 1 {
+		bad("writer.max_attempts", "must be at least 1")
+	}
+	if w.MaxSpacing.D() < w.Spacing.D() {
+		bad("writer.max_spacing", "must not be below writer.spacing (%s)", w.Spacing)
+	}
+	if w.BackfillShare <= 0 || w.BackfillShare > 1 {
+		bad("writer.backfill_share", "must be in (0, 1]")
+	}
+	if w.BackfillThreshold < 0 {
+		bad("writer.backfill_threshold", "must not be negative")
+	}
+	if c.Feed.MaxSize <= 0 {
+		bad("feed.max_size", "must be positive")
+	}
+	if c.Feed.Timeout.D() <= 0 {
+		bad("feed.timeout", "must be positive")
+	}
+	if c.Feed.TimeZone != "" {
+		if _, err := time.LoadLocation(c.Feed.TimeZone); err != nil {
+			bad("feed.time_zone", "unknown time zone %q (use an IANA name such as Europe/Berlin)", c.Feed.TimeZone)
+		}
+	}
+	if c.Sync.ErrorThreshold < 1 {
+		bad("sync.error_threshold", "must be at least 1")
+	}
+	g := c.Sync.DeleteGuard
+	if g.MaxFraction <= 0 || g.MaxFraction > 1 {
+		bad("sync.delete_guard.max_fraction", "must be in (0, 1]")
+	}
+	if g.MinDeletes < 0 {
+		bad("sync.delete_guard.min_deletes", "must not be negative")
+	}
+	if g.ConfirmRuns < 1 {
+		bad("sync.delete_guard.confirm_runs", "must be at least 1")
+	}
+
+	ids := map[string]int{}
+	for i, s := range c.Subscriptions {
+		p := fmt.Sprintf("subscriptions[%d]", i)
+		switch {
+		case s.ID == "":
+			bad(p+".id", "required")
+		case !idPattern.MatchString(s.ID):
+			bad(p+".id", "must be lowercase letters, digits, - or _ (at most 63), got %q", s.ID)
+		default:
+			if j, dup := ids[s.ID]; dup {
+				bad(p+".id", "duplicate id %q (also subscriptions[%d])", s.ID, j)
+			}
+			ids[s.ID] = i
+		}
+		if s.URL == "" {
+			bad(p+".url", "required")
+		} else if msg := checkFeedURL(s.URL); msg != "" {
+			bad(p+".url", "%s", msg)
+		}
+		if strings.TrimSpace(s.Calendar) == "" {
+			bad(p+".calendar", "required: the Google calendar id to write to (e.g. abc123@group.calendar.google.com)")
+		}
+		if s.Account != "" && !accounts[s.Account] {
+			bad(p+".account", "unknown account %q (known: %s)", s.Account, strings.Join(sortedKeys(accounts), ", "))
+		}
+		switch s.Identity {
+		case "", "uid", "content":
+		default:
+			bad(p+".identity", "must be uid or content, got %q", s.Identity)
+		}
+		if s.TimeZone != "" {
+			if _, err := time.LoadLocation(s.TimeZone); err != nil {
+				bad(p+".time_zone", "unknown time zone %q (use an IANA name such as Europe/Berlin)", s.TimeZone)
+			}
+		}
+		for name := range s.Headers {
+			if !headerNamePattern.MatchString(name) {
+				bad(p+".headers."+name, "not a valid HTTP header name")
+			}
+		}
+		if s.BasicAuth != nil && s.BasicAuth.Username == "" {
+			bad(p+".basic_auth.username", "required with basic_auth")
+		}
+	}
+	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Line < errs[j].Line })
+	return errs
+}
+
+// checkFeedURL says what is wrong with a feed URL without repeating it (it may
+// carry a secret token).
+func checkFeedURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "not a valid URL"
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "http", "https", "webcal", "webcals":
+		if u.Host == "" {
+			return "URL has no host"
+		}
+	case "file":
+		if u.Path == "" {
+			return "file URL has no path (use file:///absolute/path.ics)"
+		}
+	case "":
+		return "URL has no scheme (use https://, webcal:// or file://)"
+	default:
+		return fmt.Sprintf("unsupported URL scheme %q (use https, http, webcal or file)", u.Scheme)
+	}
+	return ""
+}
+
+// IsLoopbackHost reports whether a listen host only accepts local
+// connections.
+func IsLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
