@@ -1,0 +1,116 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/calsyncd/calsyncd/internal/mapping"
+)
+
+// Mappings loads every mapping of a subscription.
+func (s *Store) Mappings(ctx context.Context, subscriptionID string) ([]mapping.Mapping, error) {
+	rows, err := s.query(ctx, `SELECT uid, recurrence_id, event_id, generation, hash, etag, created_at, updated_at
+		FROM mappings WHERE subscription_id = ? ORDER BY uid, recurrence_id`, subscriptionID)
+	if err != nil {
+		return nil, fmt.Errorf("store: load mappings of %s: %w", subscriptionID, err)
+	}
+	defer rows.Close()
+	var out []mapping.Mapping
+	for rows.Next() {
+		var (
+			m                mapping.Mapping
+			created, updated int64
+		)
+		if err := rows.Scan(&m.Key.UID, &m.Key.RecurrenceID, &m.EventID, &m.Generation, &m.Hash, &m.ETag, &created, &updated); err != nil {
+			return nil, fmt.Errorf("store: load mappings of %s: %w", subscriptionID, err)
+		}
+		m.CreatedAt, m.UpdatedAt = fromMS(created), fromMS(updated)
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// CountMappings is how many events a subscription has mapped.
+func (s *Store) CountMappings(ctx context.Context, subscriptionID string) (int, error) {
+	var n int
+	if err := s.queryRow(ctx, `SELECT COUNT(*) FROM mappings WHERE subscription_id = ?`, subscriptionID).Scan(&n); err != nil {
+		return 0, fmt.Errorf("store: count mappings of %s: %w", subscriptionID, err)
+	}
+	return n, nil
+}
+
+// PutMapping records (or replaces) one mapping. It is called after every
+// successful write, so a crash forgets nothing that Google has.
+func (s *Store) PutMapping(ctx context.Context, subscriptionID string, m mapping.Mapping) error {
+	now := ms(s.Now())
+	_, err := s.exec(ctx, `INSERT INTO mappings (subscription_id, uid, recurrence_id, event_id, generation, hash, etag, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (subscription_id, uid, recurrence_id) DO UPDATE SET
+			event_id = excluded.event_id, generation = excluded.generation, hash = excluded.hash,
+			etag = excluded.etag, updated_at = excluded.updated_at`,
+		subscriptionID, m.Key.UID, m.Key.RecurrenceID, m.EventID, m.Generation, m.Hash, m.ETag, now, now)
+	if err != nil {
+		return fmt.Errorf("store: save mapping %s/%s: %w", subscriptionID, m.Key, err)
+	}
+	// A written event is no longer rejected.
+	if _, err := s.exec(ctx, `DELETE FROM rejections WHERE subscription_id = ? AND uid = ? AND recurrence_id = ?`,
+		subscriptionID, m.Key.UID, m.Key.RecurrenceID); err != nil {
+		return fmt.Errorf("store: clear rejection %s/%s: %w", subscriptionID, m.Key, err)
+	}
+	return nil
+}
+
+// DeleteMapping forgets one mapping (its Google event is gone).
+func (s *Store) DeleteMapping(ctx context.Context, subscriptionID string, k mapping.Key) error {
+	_, err := s.exec(ctx, `DELETE FROM mappings WHERE subscription_id = ? AND uid = ? AND recurrence_id = ?`,
+		subscriptionID, k.UID, k.RecurrenceID)
+	if err != nil {
+		return fmt.Errorf("store: delete mapping %s/%s: %w", subscriptionID, k, err)
+	}
+	return nil
+}
+
+// Rejections loads the events Google refused for a subscription.
+func (s *Store) Rejections(ctx context.Context, subscriptionID string) ([]mapping.Rejection, error) {
+	rows, err := s.query(ctx, `SELECT uid, recurrence_id, hash, reason, at FROM rejections
+		WHERE subscription_id = ? ORDER BY uid, recurrence_id`, subscriptionID)
+	if err != nil {
+		return nil, fmt.Errorf("store: load rejections of %s: %w", subscriptionID, err)
+	}
+	defer rows.Close()
+	var out []mapping.Rejection
+	for rows.Next() {
+		var (
+			r  mapping.Rejection
+			at int64
+		)
+		if err := rows.Scan(&r.Key.UID, &r.Key.RecurrenceID, &r.Hash, &r.Reason, &at); err != nil {
+			return nil, fmt.Errorf("store: load rejections of %s: %w", subscriptionID, err)
+		}
+		r.At = fromMS(at)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// PutRejection records that Google refused an event with this content.
+func (s *Store) PutRejection(ctx context.Context, subscriptionID string, r mapping.Rejection) error {
+	_, err := s.exec(ctx, `INSERT INTO rejections (subscription_id, uid, recurrence_id, hash, reason, at)
+		VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (subscription_id, uid, recurrence_id) DO UPDATE SET hash = excluded.hash, reason = excluded.reason, at = excluded.at`,
+		subscriptionID, r.Key.UID, r.Key.RecurrenceID, r.Hash, r.Reason, ms(s.Now()))
+	if err != nil {
+		return fmt.Errorf("store: save rejection %s/%s: %w", subscriptionID, r.Key, err)
+	}
+	return nil
+}
+
+// DeleteRejection forgets a rejection (the event left the feed).
+func (s *Store) DeleteRejection(ctx context.Context, subscriptionID string, k mapping.Key) error {
+	_, err := s.exec(ctx, `DELETE FROM rejections WHERE subscription_id = ? AND uid = ? AND recurrence_id = ?`,
+		subscriptionID, k.UID, k.RecurrenceID)
+	if err != nil {
+		return fmt.Errorf("store: delete rejection %s/%s: %w", subscriptionID, k, err)
+	}
+	return nil
+}

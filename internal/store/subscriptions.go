@@ -1,0 +1,151 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Subscription states.
+const (
+	StateActive = "ACTIVE"
+	StateError  = "ERROR"
+)
+
+// SubscriptionState is what the daemon remembers about one subscription
+// between runs.
+type SubscriptionState struct {
+	ID                string
+	Calendar          string
+	Account           string
+	State             string
+	ConsecutiveErrors int
+	LastErrorClass    string
+	LastError         string
+	// Feed validators, stored only after a run that left nothing behind.
+	ETag         string
+	LastModified string
+	BodyHash     string
+	// FetchNotBefore is when the feed server asked us to come back
+	// (Retry-After on a 429 or 503).
+	FetchNotBefore time.Time
+	// GuardRuns counts consecutive runs whose deletes the mass-delete guard
+	// held; HeldDeletes is how many it held last time.
+	GuardRuns       int
+	HeldDeletes     int
+	LastReconcileAt time.Time
+	NextRunAt       time.Time
+	// Notes are standing remarks shown in status (e.g. "2 recurring events
+	// expanded into single events").
+	Notes     []string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+const subscriptionColumns = `id, calendar, account, state, consecutive_errors, last_error_class, last_error,
+	etag, last_modified, body_hash, fetch_not_before, guard_runs, held_deletes, last_reconcile_at,
+	next_run_at, notes, created_at, updated_at`
+
+// EnsureSubscription creates the subscription's row if it is new and updates
+// its calendar and account otherwise, returning its state.
+func (s *Store) EnsureSubscription(ctx context.Context, id, calendar, account string) (SubscriptionState, error) {
+	now := ms(s.Now())
+	_, err := s.exec(ctx, `INSERT INTO subscriptions (id, calendar, account, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET calendar = excluded.calendar, account = excluded.account`,
+		id, calendar, account, now, now)
+	if err != nil {
+		return SubscriptionState{}, fmt.Errorf("store: ensure subscription %s: %w", id, err)
+	}
+	return s.Subscription(ctx, id)
+}
+
+// Subscription loads one subscription's state.
+func (s *Store) Subscription(ctx context.Context, id string) (SubscriptionState, error) {
+	row := s.queryRow(ctx, `SELECT `+subscriptionColumns+` FROM subscriptions WHERE id = ?`, id)
+	st, err := scanSubscription(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return SubscriptionState{}, fmt.Errorf("store: subscription %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return SubscriptionState{}, fmt.Errorf("store: load subscription %s: %w", id, err)
+	}
+	return st, nil
+}
+
+// Subscriptions lists every subscription the database knows, by id.
+func (s *Store) Subscriptions(ctx context.Context) ([]SubscriptionState, error) {
+	rows, err := s.query(ctx, `SELECT `+subscriptionColumns+` FROM subscriptions ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("store: list subscriptions: %w", err)
+	}
+	defer rows.Close()
+	var out []SubscriptionState
+	for rows.Next() {
+		st, err := scanSubscription(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: list subscriptions: %w", err)
+		}
+		out = append(out, st)
+	}
+	return out, rows.Err()
+}
+
+// SaveSubscription writes a subscription's state (the row must exist).
+func (s *Store) SaveSubscription(ctx context.Context, st SubscriptionState) error {
+	notes := ""
+	if len(st.Notes) > 0 {
+		b, _ := json.Marshal(st.Notes)
+		notes = string(b)
+	}
+	res, err := s.exec(ctx, `UPDATE subscriptions SET calendar = ?, account = ?, state = ?, consecutive_errors = ?,
+		last_error_class = ?, last_error = ?, etag = ?, last_modified = ?, body_hash = ?, fetch_not_before = ?,
+		guard_runs = ?, held_deletes = ?, last_reconcile_at = ?, next_run_at = ?, notes = ?, updated_at = ?
+		WHERE id = ?`,
+		st.Calendar, st.Account, st.State, st.ConsecutiveErrors, st.LastErrorClass, st.LastError,
+		st.ETag, st.LastModified, st.BodyHash, ms(st.FetchNotBefore), st.GuardRuns, st.HeldDeletes,
+		ms(st.LastReconcileAt), ms(st.NextRunAt), notes, ms(s.Now()), st.ID)
+	if err != nil {
+		return fmt.Errorf("store: save subscription %s: %w", st.ID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("store: save subscription %s: %w", st.ID, ErrNotFound)
+	}
+	return nil
+}
+
+// DeleteSubscription forgets a subscription and everything it owns in the
+// database (mappings, rejections, runs).
+func (s *Store) DeleteSubscription(ctx context.Context, id string) error {
+	if _, err := s.exec(ctx, `DELETE FROM subscriptions WHERE id = ?`, id); err != nil {
+		return fmt.Errorf("store: delete subscription %s: %w", id, err)
+	}
+	return nil
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanSubscription(r scanner) (SubscriptionState, error) {
+	var (
+		st                                            SubscriptionState
+		fetchNB, reconcile, nextRun, created, updated int64
+		notes                                         string
+	)
+	err := r.Scan(&st.ID, &st.Calendar, &st.Account, &st.State, &st.ConsecutiveErrors, &st.LastErrorClass,
+		&st.LastError, &st.ETag, &st.LastModified, &st.BodyHash, &fetchNB, &st.GuardRuns, &st.HeldDeletes,
+		&reconcile, &nextRun, &notes, &created, &updated)
+	if err != nil {
+		return st, err
+	}
+	st.FetchNotBefore = fromMS(fetchNB)
+	st.LastReconcileAt = fromMS(reconcile)
+	st.NextRunAt = fromMS(nextRun)
+	st.CreatedAt = fromMS(created)
+	st.UpdatedAt = fromMS(updated)
+	if notes != "" {
+		_ = json.Unmarshal([]byte(notes), &st.Notes)
+	}
+	return st, nil
+}
