@@ -1,0 +1,127 @@
+// Package diff computes what must change in Google for the calendar to
+// match the feed: a pure function from desired events and persisted mappings
+// to a plan of creates, updates and deletes.
+package diff
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/calsyncd/calsyncd/internal/feed"
+	"github.com/calsyncd/calsyncd/internal/mapping"
+)
+
+// Kind is what an operation does.
+type Kind int
+
+// Kinds of operation.
+const (
+	Create Kind = iota + 1
+	Update
+	Delete
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Create:
+		return "create"
+	case Update:
+		return "update"
+	case Delete:
+		return "delete"
+	}
+	return "unknown"
+}
+
+// Op is one write.
+type Op struct {
+	Kind Kind
+	Key  mapping.Key
+	// Event is the desired event (Create and Update).
+	Event *feed.Event
+	// Mapping is what we hold for the event (Update and Delete).
+	Mapping *mapping.Mapping
+}
+
+// Plan is every write needed, in a safe order: masters are created before
+// their overridden instances, and instances deleted before their masters.
+type Plan struct {
+	Creates   []Op
+	Updates   []Op
+	Deletes   []Op
+	Unchanged int
+	// StillRejected counts events Google refused before whose content has not
+	// changed since; they are not sent again.
+	StillRejected int
+}
+
+// Writes is the number of writes in the plan.
+func (p Plan) Writes() int { return len(p.Creates) + len(p.Updates) + len(p.Deletes) }
+
+// Ops returns every op: creates, then updates, then deletes.
+func (p Plan) Ops() []Op {
+	out := make([]Op, 0, p.Writes())
+	out = append(out, p.Creates...)
+	out = append(out, p.Updates...)
+	return append(out, p.Deletes...)
+}
+
+// Compute plans the writes that make Google match desired. Events with the
+// same key as an earlier one are ignored (the feed package resolves
+// duplicates before this). An event whose content hash matches a rejection
+// is not sent again.
+func Compute(desired []feed.Event, mapped []mapping.Mapping, rejected []mapping.Rejection) Plan {
+	have := make(map[mapping.Key]*mapping.Mapping, len(mapped))
+	for i := range mapped {
+		have[mapped[i].Key] = &mapped[i]
+	}
+	refused := make(map[mapping.Key]string, len(rejected))
+	for _, r := range rejected {
+		refused[r.Key] = r.Hash
+	}
+	var p Plan
+	want := make(map[mapping.Key]bool, len(desired))
+	for i := range desired {
+		ev := &desired[i]
+		k := ev.Key()
+		if want[k] {
+			continue
+		}
+		want[k] = true
+		m, ok := have[k]
+		switch {
+		case ok && m.Hash == ev.Hash:
+			p.Unchanged++
+		case refused[k] != "" && refused[k] == ev.Hash:
+			p.StillRejected++
+		case ok:
+			p.Updates = append(p.Updates, Op{Kind: Update, Key: k, Event: ev, Mapping: m})
+		default:
+			p.Creates = append(p.Creates, Op{Kind: Create, Key: k, Event: ev})
+		}
+	}
+	for i := range mapped {
+		m := &mapped[i]
+		if !want[m.Key] {
+			p.Deletes = append(p.Deletes, Op{Kind: Delete, Key: m.Key, Mapping: m})
+		}
+	}
+	mastersFirst := func(a, b Op) int {
+		return cmp.Or(
+			cmp.Compare(boolInt(a.Key.RecurrenceID != ""), boolInt(b.Key.RecurrenceID != "")),
+			cmp.Compare(a.Key.UID, b.Key.UID),
+			cmp.Compare(a.Key.RecurrenceID, b.Key.RecurrenceID),
+		)
+	}
+	slices.SortFunc(p.Creates, mastersFirst)
+	slices.SortFunc(p.Updates, mastersFirst)
+	slices.SortFunc(p.Deletes, func(a, b Op) int { return -mastersFirst(a, b) })
+	return p
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,109 @@
+package diff_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/calsyncd/calsyncd/internal/diff"
+	"github.com/calsyncd/calsyncd/internal/feed"
+	"github.com/calsyncd/calsyncd/internal/mapping"
+)
+
+func ev(uid, rid, hash string) feed.Event { return feed.Event{UID: uid, RecurrenceID: rid, Hash: hash} }
+
+func mp(uid, rid, hash string) mapping.Mapping {
+	return mapping.Mapping{Key: mapping.Key{UID: uid, RecurrenceID: rid}, EventID: "id" + uid + rid, Hash: hash}
+}
+
+// render lists a plan's ops as "kind key" in order.
+func render(p diff.Plan) []string {
+	var out []string
+	for _, op := range p.Ops() {
+		out = append(out, fmt.Sprintf("%s %s", op.Kind, op.Key))
+	}
+	return out
+}
+
+func TestCompute(t *testing.T) {
+	tests := []struct {
+		name          string
+		desired       []feed.Event
+		mapped        []mapping.Mapping
+		rejected      []mapping.Rejection
+		want          []string
+		unchanged     int
+		stillRejected int
+	}{
+		{name: "empty", want: nil},
+		{
+			name:    "all new",
+			desired: []feed.Event{ev("b", "", "1"), ev("a", "", "1")},
+			want:    []string{"create a", "create b"},
+		},
+		{
+			name:      "unchanged",
+			desired:   []feed.Event{ev("a", "", "1")},
+			mapped:    []mapping.Mapping{mp("a", "", "1")},
+			unchanged: 1,
+		},
+		{
+			name:    "changed content",
+			desired: []feed.Event{ev("a", "", "2")},
+			mapped:  []mapping.Mapping{mp("a", "", "1")},
+			want:    []string{"update a"},
+		},
+		{
+			name:   "gone from feed",
+			mapped: []mapping.Mapping{mp("a", "", "1")},
+			want:   []string{"delete a"},
+		},
+		{
+			name:      "mixed",
+			desired:   []feed.Event{ev("keep", "", "1"), ev("change", "", "2"), ev("new", "", "1")},
+			mapped:    []mapping.Mapping{mp("keep", "", "1"), mp("change", "", "1"), mp("old", "", "1")},
+			want:      []string{"create new", "update change", "delete old"},
+			unchanged: 1,
+		},
+		{
+			name:    "masters created before instances, instances deleted before masters",
+			desired: []feed.Event{ev("s", "20270105T090000Z", "1"), ev("s", "", "1")},
+			mapped:  []mapping.Mapping{mp("t", "", "1"), mp("t", "20270105T090000Z", "1")},
+			want:    []string{"create s", "create s@20270105T090000Z", "delete t@20270105T090000Z", "delete t"},
+		},
+		{
+			name:          "rejected and unchanged since: not sent again",
+			desired:       []feed.Event{ev("bad", "", "1")},
+			rejected:      []mapping.Rejection{{Key: mapping.Key{UID: "bad"}, Hash: "1"}},
+			stillRejected: 1,
+		},
+		{
+			name:     "rejected but changed since: tried again",
+			desired:  []feed.Event{ev("bad", "", "2")},
+			rejected: []mapping.Rejection{{Key: mapping.Key{UID: "bad"}, Hash: "1"}},
+			want:     []string{"create bad"},
+		},
+		{
+			name:      "duplicate keys in the desired list: first wins",
+			desired:   []feed.Event{ev("a", "", "1"), ev("a", "", "2")},
+			mapped:    []mapping.Mapping{mp("a", "", "1")},
+			unchanged: 1,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := diff.Compute(tt.desired, tt.mapped, tt.rejected)
+			got := render(p)
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("ops = %v, want %v", got, tt.want)
+			}
+			if p.Unchanged != tt.unchanged || p.StillRejected != tt.stillRejected {
+				t.Errorf("unchanged %d stillRejected %d, want %d %d", p.Unchanged, p.StillRejected, tt.unchanged, tt.stillRejected)
+			}
+			for _, op := range p.Ops() {
+				if (op.Kind != diff.Delete) != (op.Event != nil) || (op.Kind != diff.Create) != (op.Mapping != nil) {
+					t.Errorf("op %s %s carries the wrong payload", op.Kind, op.Key)
+				}
+			}
+		})
+	}
+}
