@@ -1,0 +1,94 @@
+package gcalfake
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// APIError is an error answer in Google's JSON shape:
+//
+//	{"error":{"errors":[{"domain","reason","message"}],"code","message"}}
+type APIError struct {
+	Code    int
+	Domain  string
+	Reason  string
+	Message string
+	// RetryAfter, when set, is sent as a Retry-After header (seconds).
+	RetryAfter time.Duration
+	// Status, when set, adds the newer "status" field (e.g. PERMISSION_DENIED).
+	Status string
+}
+
+func (e *APIError) Error() string { return strconv.Itoa(e.Code) + " " + e.Reason + ": " + e.Message }
+
+type errorItem struct {
+	Domain       string `json:"domain"`
+	Reason       string `json:"reason"`
+	Message      string `json:"message"`
+	LocationType string `json:"locationType,omitempty"`
+	Location     string `json:"location,omitempty"`
+}
+
+type errorBody struct {
+	Error struct {
+		Errors  []errorItem `json:"errors"`
+		Code    int         `json:"code"`
+		Message string      `json:"message"`
+		Status  string      `json:"status,omitempty"`
+	} `json:"error"`
+}
+
+func (e *APIError) write(w http.ResponseWriter) {
+	var b errorBody
+	b.Error.Errors = []errorItem{{Domain: e.Domain, Reason: e.Reason, Message: e.Message}}
+	b.Error.Code = e.Code
+	b.Error.Message = e.Message
+	b.Error.Status = e.Status
+	if e.RetryAfter > 0 {
+		secs := int((e.RetryAfter + time.Second - 1) / time.Second)
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+	}
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	w.WriteHeader(e.Code)
+	_ = json.NewEncoder(w).Encode(b)
+}
+
+// The errors Google's Calendar API answers with, as documented on "Handle
+// API errors" (see shared/reference/google-calendar-api.md §1.2).
+func errNotFound() *APIError {
+	return &APIError{Code: 404, Domain: "global", Reason: "notFound", Message: "Not Found"}
+}
+
+func errDuplicate() *APIError {
+	return &APIError{Code: 409, Domain: "global", Reason: "duplicate", Message: "The requested identifier already exists."}
+}
+
+func errDeleted() *APIError {
+	return &APIError{Code: 410, Domain: "global", Reason: "deleted", Message: "Resource has been deleted"}
+}
+
+func errConditionNotMet() *APIError {
+	return &APIError{Code: 412, Domain: "global", Reason: "conditionNotMet", Message: "Precondition Failed"}
+}
+
+func errForbidden() *APIError {
+	return &APIError{Code: 403, Domain: "global", Reason: "forbidden", Message: "Forbidden"}
+}
+
+func errInvalid(msg string) *APIError {
+	return &APIError{Code: 400, Domain: "global", Reason: "invalid", Message: msg}
+}
+
+func errRequired(msg string) *APIError {
+	return &APIError{Code: 400, Domain: "global", Reason: "required", Message: msg}
+}
+
+func errTimeRangeEmpty() *APIError {
+	return &APIError{Code: 400, Domain: "calendar", Reason: "timeRangeEmpty", Message: "The specified time range is empty."}
+}
+
+func errBadRequest(msg string) *APIError {
+	return &APIError{Code: 400, Domain: "global", Reason: "badRequest", Message: msg}
+}

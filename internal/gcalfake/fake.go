@@ -1,0 +1,570 @@
+// Package gcalfake is an in-process emulator of the Google Calendar v3 REST
+// API, faithful to Google's ids, error shapes and delete semantics. The real
+// Go client talks to it (option.WithEndpoint + option.WithHTTPClient), so
+// tests and `calsyncd demo` exercise the same code that talks to Google.
+package gcalfake
+
+import (
+	"cmp"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	calendar "google.golang.org/api/calendar/v3"
+)
+
+// BasePath is where the API lives on the emulator's host; pass
+// URL+BasePath to option.WithEndpoint.
+const BasePath = "/calendar/v3/"
+
+// Options configure a Server.
+type Options struct {
+	// Now is the emulator's clock (default time.Now).
+	Now func() time.Time
+	// Seed makes generated ids and injected faults reproducible.
+	Seed uint64
+}
+
+// Server is the emulator. It is an http.Handler.
+type Server struct {
+	mu        sync.Mutex
+	now       func() time.Time
+	rng       *rand.Rand
+	calendars map[string]*calendarState
+	etagSeq   int64
+	stats     Stats
+	mux       *http.ServeMux
+}
+
+type calendarState struct {
+	id       string
+	summary  string
+	timeZone string
+	events   map[string]*stored
+}
+
+type stored struct {
+	ev *calendar.Event
+	// purged: deleted and the bin emptied; the id stays unusable.
+	purged bool
+}
+
+// Stats counts requests, for tests and benchmarks.
+type Stats struct {
+	Requests int
+	// ByOp counts requests by operation ("insert", "update", "get", ...).
+	ByOp map[string]int
+	// Errors counts error answers by HTTP status.
+	Errors map[int]int
+}
+
+// New returns an emulator with no calendars.
+func New(opts Options) *Server {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	s := &Server{
+		now:       opts.Now,
+		rng:       rand.New(rand.NewPCG(opts.Seed, 0x9e3779b97f4a7c15)),
+		calendars: map[string]*calendarState{},
+		stats:     Stats{ByOp: map[string]int{}, Errors: map[int]int{}},
+	}
+	mux := http.NewServeMux()
+	p := strings.TrimSuffix(BasePath, "/")
+	mux.HandleFunc("GET "+p+"/calendars/{cal}", s.handle("calendars.get", s.getCalendar))
+	mux.HandleFunc("GET "+p+"/calendars/{cal}/events", s.handle("list", s.listEvents))
+	mux.HandleFunc("POST "+p+"/calendars/{cal}/events", s.handle("insert", s.insertEvent))
+	mux.HandleFunc("GET "+p+"/calendars/{cal}/events/{id}", s.handle("get", s.getEvent))
+	mux.HandleFunc("PUT "+p+"/calendars/{cal}/events/{id}", s.handle("update", s.updateEvent))
+	mux.HandleFunc("PATCH "+p+"/calendars/{cal}/events/{id}", s.handle("patch", s.patchEvent))
+	mux.HandleFunc("DELETE "+p+"/calendars/{cal}/events/{id}", s.handle("delete", s.deleteEvent))
+	s.mux = mux
+	return s
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mux.ServeHTTP(w, r)
+}
+
+// handlerFunc serves one operation under the server's lock and returns the
+// JSON body to send (nil for 204) or an API error.
+type handlerFunc func(r *http.Request, cal *calendarState) (any, *APIError)
+
+func (s *Server) handle(op string, h handlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.stats.Requests++
+		s.stats.ByOp[op]++
+		cal, ok := s.calendars[r.PathValue("cal")]
+		var (
+			body   any
+			apiErr *APIError
+		)
+		if !ok {
+			apiErr = errNotFound()
+		} else {
+			body, apiErr = h(r, cal)
+		}
+		if apiErr != nil {
+			s.stats.Errors[apiErr.Code]++
+		}
+		s.mu.Unlock()
+		if apiErr != nil {
+			apiErr.write(w)
+			return
+		}
+		if body == nil {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+		_ = json.NewEncoder(w).Encode(body)
+	}
+}
+
+// AddCalendar creates a calendar the API can write to.
+func (s *Server) AddCalendar(id, timeZone string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if timeZone == "" {
+		timeZone = "UTC"
+	}
+	s.calendars[id] = &calendarState{id: id, summary: id, timeZone: timeZone, events: map[string]*stored{}}
+}
+
+// Stats returns a copy of the request counters.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Stats{Requests: s.stats.Requests, ByOp: maps.Clone(s.stats.ByOp), Errors: maps.Clone(s.stats.Errors)}
+}
+
+// ResetStats zeroes the request counters.
+func (s *Server) ResetStats() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stats = Stats{ByOp: map[string]int{}, Errors: map[int]int{}}
+}
+
+// Events returns copies of the calendar's live (not cancelled) events,
+// ordered by start and id: what a person sees in the calendar.
+func (s *Server) Events(calendarID string) []*calendar.Event {
+	return s.events(calendarID, false)
+}
+
+// AllEvents includes cancelled (deleted) events.
+func (s *Server) AllEvents(calendarID string) []*calendar.Event {
+	return s.events(calendarID, true)
+}
+
+func (s *Server) events(calendarID string, withDeleted bool) []*calendar.Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cal, ok := s.calendars[calendarID]
+	if !ok {
+		return nil
+	}
+	var out []*calendar.Event
+	for _, st := range cal.events {
+		if st.purged || (!withDeleted && st.ev.Status == "cancelled") {
+			continue
+		}
+		out = append(out, cloneEvent(st.ev))
+	}
+	sortEvents(out)
+	return out
+}
+
+// Seed stores an event directly, bypassing the API (a person's own event,
+// or a fixture). It gets an id if it has none.
+func (s *Server) Seed(calendarID string, ev *calendar.Event) *calendar.Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cal := s.calendars[calendarID]
+	ev = cloneEvent(ev)
+	if ev.Id == "" {
+		ev.Id = s.newID()
+	}
+	s.stamp(ev, true)
+	cal.events[ev.Id] = &stored{ev: ev}
+	return cloneEvent(ev)
+}
+
+// Delete marks an event deleted as a person would in the UI.
+func (s *Server) Delete(calendarID, eventID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st, ok := s.calendars[calendarID].events[eventID]; ok {
+		st.ev.Status = "cancelled"
+		s.stamp(st.ev, false)
+	}
+}
+
+// Edit changes a stored event as a person would in the UI (new etag).
+func (s *Server) Edit(calendarID, eventID string, edit func(*calendar.Event)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st, ok := s.calendars[calendarID].events[eventID]; ok {
+		edit(st.ev)
+		s.stamp(st.ev, false)
+	}
+}
+
+// EmptyBin purges every deleted event of a calendar: their ids stay taken
+// (insert answers 409) but can no longer be read or restored (get answers
+// 404, update 403), as Google does after a person empties the bin.
+func (s *Server) EmptyBin(calendarID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, st := range s.calendars[calendarID].events {
+		if st.ev.Status == "cancelled" {
+			st.purged = true
+		}
+	}
+}
+
+func (s *Server) getCalendar(r *http.Request, cal *calendarState) (any, *APIError) {
+	return &calendar.Calendar{Kind: "calendar#calendar", Id: cal.id, Summary: cal.summary, TimeZone: cal.timeZone, Etag: `"` + cal.id + `"`}, nil
+}
+
+func (s *Server) getEvent(r *http.Request, cal *calendarState) (any, *APIError) {
+	st, ok := cal.events[r.PathValue("id")]
+	if !ok || st.purged {
+		return nil, errNotFound()
+	}
+	return st.ev, nil
+}
+
+func (s *Server) insertEvent(r *http.Request, cal *calendarState) (any, *APIError) {
+	ev, apiErr := decodeEvent(r)
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	if ev.Id == "" {
+		ev.Id = s.newID()
+	} else if !validID(ev.Id) {
+		return nil, errInvalid("Invalid resource id value.")
+	}
+	if _, exists := cal.events[ev.Id]; exists {
+		return nil, errDuplicate()
+	}
+	if apiErr := validateEvent(ev); apiErr != nil {
+		return nil, apiErr
+	}
+	if ev.Status == "" {
+		ev.Status = "confirmed"
+	}
+	s.stamp(ev, true)
+	cal.events[ev.Id] = &stored{ev: ev}
+	return ev, nil
+}
+
+func (s *Server) updateEvent(r *http.Request, cal *calendarState) (any, *APIError) {
+	st, apiErr := s.writable(r, cal)
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	ev, apiErr := decodeEvent(r)
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	if apiErr := validateEvent(ev); apiErr != nil {
+		return nil, apiErr
+	}
+	ev.Id = st.ev.Id
+	ev.Created = st.ev.Created
+	ev.ICalUID = st.ev.ICalUID
+	if ev.Status == "" {
+		ev.Status = "confirmed"
+	}
+	s.stamp(ev, false)
+	st.ev = ev
+	return ev, nil
+}
+
+func (s *Server) patchEvent(r *http.Request, cal *calendarState) (any, *APIError) {
+	st, apiErr := s.writable(r, cal)
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	var patch map[string]json.RawMessage
+	if err := json.NewDecoder(r.Body).Decode(&patch); err != nil {
+		return nil, errBadRequest("Invalid JSON payload.")
+	}
+	cur, _ := json.Marshal(st.ev)
+	var merged map[string]json.RawMessage
+	_ = json.Unmarshal(cur, &merged)
+	for k, v := range patch {
+		if k == "id" || k == "iCalUID" || k == "created" {
+			continue
+		}
+		if string(v) == "null" {
+			delete(merged, k)
+			continue
+		}
+		merged[k] = v
+	}
+	raw, _ := json.Marshal(merged)
+	var ev calendar.Event
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		return nil, errBadRequest("Invalid JSON payload.")
+	}
+	if apiErr := validateEvent(&ev); apiErr != nil {
+		return nil, apiErr
+	}
+	s.stamp(&ev, false)
+	st.ev = &ev
+	return &ev, nil
+}
+
+func (s *Server) deleteEvent(r *http.Request, cal *calendarState) (any, *APIError) {
+	st, ok := cal.events[r.PathValue("id")]
+	if !ok || st.purged {
+		return nil, errNotFound()
+	}
+	if st.ev.Status == "cancelled" {
+		return nil, errDeleted()
+	}
+	if m := r.Header.Get("If-Match"); m != "" && m != st.ev.Etag {
+		return nil, errConditionNotMet()
+	}
+	st.ev.Status = "cancelled"
+	s.stamp(st.ev, false)
+	return nil, nil
+}
+
+// writable finds the event an update or patch targets and checks If-Match.
+func (s *Server) writable(r *http.Request, cal *calendarState) (*stored, *APIError) {
+	st, ok := cal.events[r.PathValue("id")]
+	if !ok {
+		return nil, errNotFound()
+	}
+	if st.purged {
+		return nil, errForbidden()
+	}
+	if m := r.Header.Get("If-Match"); m != "" && m != st.ev.Etag {
+		return nil, errConditionNotMet()
+	}
+	return st, nil
+}
+
+func (s *Server) listEvents(r *http.Request, cal *calendarState) (any, *APIError) {
+	q := r.URL.Query()
+	showDeleted := q.Get("showDeleted") == "true"
+	maxResults := 250
+	if v := q.Get("maxResults"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return nil, errInvalid("Invalid value for maxResults.")
+		}
+		maxResults = min(n, 2500)
+	}
+	var privFilters, sharedFilters [][2]string
+	for _, f := range q["privateExtendedProperty"] {
+		k, v, ok := strings.Cut(f, "=")
+		if !ok {
+			return nil, errInvalid("Invalid privateExtendedProperty filter.")
+		}
+		privFilters = append(privFilters, [2]string{k, v})
+	}
+	for _, f := range q["sharedExtendedProperty"] {
+		k, v, ok := strings.Cut(f, "=")
+		if !ok {
+			return nil, errInvalid("Invalid sharedExtendedProperty filter.")
+		}
+		sharedFilters = append(sharedFilters, [2]string{k, v})
+	}
+	var timeMin, timeMax time.Time
+	for name, dst := range map[string]*time.Time{"timeMin": &timeMin, "timeMax": &timeMax} {
+		if v := q.Get(name); v != "" {
+			t, err := time.Parse(time.RFC3339, v)
+			if err != nil {
+				return nil, errBadRequest("Bad Request")
+			}
+			*dst = t
+		}
+	}
+	icalUID := q.Get("iCalUID")
+
+	var all []*calendar.Event
+	for _, st := range cal.events {
+		ev := st.ev
+		if st.purged || (!showDeleted && ev.Status == "cancelled") {
+			continue
+		}
+		if icalUID != "" && ev.ICalUID != icalUID {
+			continue
+		}
+		if !matchProps(ev, privFilters, true) || !matchProps(ev, sharedFilters, false) {
+			continue
+		}
+		if !timeMin.IsZero() || !timeMax.IsZero() {
+			start, end, err := eventSpan(ev)
+			if err == nil && len(ev.Recurrence) == 0 {
+				if !timeMin.IsZero() && !end.After(timeMin) {
+					continue
+				}
+				if !timeMax.IsZero() && !start.Before(timeMax) {
+					continue
+				}
+			}
+		}
+		all = append(all, ev)
+	}
+	sortEvents(all)
+	offset := 0
+	if tok := q.Get("pageToken"); tok != "" {
+		b, err := base64.RawURLEncoding.DecodeString(tok)
+		if err != nil {
+			return nil, errInvalid("Invalid page token.")
+		}
+		offset, err = strconv.Atoi(string(b))
+		if err != nil || offset < 0 || offset > len(all) {
+			return nil, errInvalid("Invalid page token.")
+		}
+	}
+	end := min(offset+maxResults, len(all))
+	out := &calendar.Events{
+		Kind:     "calendar#events",
+		Summary:  cal.summary,
+		TimeZone: cal.timeZone,
+		Updated:  s.now().UTC().Format(time.RFC3339Nano),
+		Items:    make([]*calendar.Event, 0, end-offset),
+	}
+	for _, ev := range all[offset:end] {
+		out.Items = append(out.Items, ev)
+	}
+	if end < len(all) {
+		out.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(end)))
+	} else {
+		out.NextSyncToken = base64.RawURLEncoding.EncodeToString([]byte("sync:" + strconv.FormatInt(s.etagSeq, 10)))
+	}
+	return out, nil
+}
+
+// matchProps: every constraint must match (the discovery document's
+// reading of repeated filters).
+func matchProps(ev *calendar.Event, filters [][2]string, private bool) bool {
+	if len(filters) == 0 {
+		return true
+	}
+	if ev.ExtendedProperties == nil {
+		return false
+	}
+	props := ev.ExtendedProperties.Shared
+	if private {
+		props = ev.ExtendedProperties.Private
+	}
+	for _, f := range filters {
+		if v, ok := props[f[0]]; !ok || v != f[1] {
+			return false
+		}
+	}
+	return true
+}
+
+func decodeEvent(r *http.Request) (*calendar.Event, *APIError) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 4<<20))
+	if err != nil {
+		return nil, errBadRequest("Could not read the request body.")
+	}
+	var ev calendar.Event
+	if err := json.Unmarshal(body, &ev); err != nil {
+		return nil, errBadRequest("Invalid JSON payload received.")
+	}
+	// Read-only fields a client cannot set.
+	ev.Etag, ev.Updated, ev.Created, ev.HtmlLink, ev.Kind = "", "", "", "", ""
+	if ev.ExtendedProperties != nil {
+		clampProps(ev.ExtendedProperties.Private)
+		clampProps(ev.ExtendedProperties.Shared)
+	}
+	return &ev, nil
+}
+
+// clampProps applies Google's limits: keys over 44 characters are silently
+// dropped, values over 1024 characters silently truncated.
+func clampProps(m map[string]string) {
+	for k, v := range m {
+		if len(k) > 44 {
+			delete(m, k)
+			continue
+		}
+		if len(v) > 1024 {
+			m[k] = v[:1024]
+		}
+	}
+}
+
+func (s *Server) stamp(ev *calendar.Event, created bool) {
+	s.etagSeq++
+	now := s.now().UTC().Format("2006-01-02T15:04:05.000Z")
+	ev.Etag = `"` + strconv.FormatInt(3000000000000000+s.etagSeq, 10) + `"`
+	ev.Updated = now
+	ev.Kind = "calendar#event"
+	if created || ev.Created == "" {
+		ev.Created = now
+	}
+	if ev.ICalUID == "" {
+		ev.ICalUID = ev.Id + "@google.com"
+	}
+	ev.HtmlLink = "https://www.google.com/calendar/event?eid=" + ev.Id
+}
+
+func (s *Server) newID() string {
+	const alphabet = "0123456789abcdefghijklmnopqrstuv"
+	b := make([]byte, 26)
+	for i := range b {
+		b[i] = alphabet[s.rng.IntN(len(alphabet))]
+	}
+	return string(b)
+}
+
+// validID: base32hex characters (a-v, 0-9), 5 to 1024 of them.
+func validID(id string) bool {
+	if len(id) < 5 || len(id) > 1024 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'v') {
+			return false
+		}
+	}
+	return true
+}
+
+func cloneEvent(ev *calendar.Event) *calendar.Event {
+	b, _ := json.Marshal(ev)
+	var out calendar.Event
+	_ = json.Unmarshal(b, &out)
+	return &out
+}
+
+func sortEvents(evs []*calendar.Event) {
+	slices.SortFunc(evs, func(a, b *calendar.Event) int {
+		as, _, _ := eventSpan(a)
+		bs, _, _ := eventSpan(b)
+		return cmp.Or(as.Compare(bs), cmp.Compare(a.Id, b.Id))
+	})
+}
+
+// String summarises an event for test failure messages.
+func String(ev *calendar.Event) string {
+	start, end := "", ""
+	if ev.Start != nil {
+		start = ev.Start.Date + ev.Start.DateTime
+	}
+	if ev.End != nil {
+		end = ev.End.Date + ev.End.DateTime
+	}
+	return fmt.Sprintf("%s %q %s..%s [%s]", ev.Id, ev.Summary, start, end, ev.Status)
+}
