@@ -1,0 +1,129 @@
+// Package gcalwriter writes planned changes to Google Calendar: it converts
+// feed events to Google events marked as ours, classifies Google's errors,
+// and persists every successful write at once through a callback.
+package gcalwriter
+
+import (
+	"net/url"
+	"time"
+
+	calendar "google.golang.org/api/calendar/v3"
+
+	"github.com/calsyncd/calsyncd/internal/feed"
+)
+
+// Private extended properties that mark an event as ours. Keys are at most
+// 44 characters and values at most 1024 (Google's limits).
+const (
+	PropSubscription = "calsyncd_sub"
+	PropUID          = "calsyncd_uid"
+	PropRecurrenceID = "calsyncd_rid"
+	PropHash         = "calsyncd_hash"
+)
+
+// maxPropValue is Google's limit on an extended property value.
+const maxPropValue = 1024
+
+// ToGoogle converts a feed event to the Google event we write for it. The id
+// is left for the caller. It never sets attendees: Google would email them.
+func ToGoogle(subscriptionID string, ev *feed.Event) *calendar.Event {
+	g := &calendar.Event{
+		Summary:      ev.Summary,
+		Description:  ev.Description,
+		Location:     ev.Location,
+		Start:        eventTime(ev.Start, ev.IsRecurring()),
+		End:          eventTime(ev.End, ev.IsRecurring()),
+		Status:       ev.Status,
+		Transparency: ev.Transparency,
+		Visibility:   ev.Visibility,
+		Recurrence:   ev.Recurrence,
+		ExtendedProperties: &calendar.EventExtendedProperties{
+			Private: map[string]string{
+				PropSubscription: subscriptionID,
+				PropUID:          clip(ev.UID),
+				PropHash:         ev.Hash,
+			},
+		},
+	}
+	if ev.RecurrenceID != "" {
+		g.ExtendedProperties.Private[PropRecurrenceID] = ev.RecurrenceID
+	}
+	if u, err := url.Parse(ev.URL); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+		title := ev.Summary
+		if title == "" {
+			title = u.Host
+		}
+		g.Source = &calendar.EventSource{Title: title, Url: ev.URL}
+	}
+	if g.Status == "" {
+		g.Status = feed.StatusConfirmed
+	}
+	// Google requires a time zone on recurring timed events; a UTC series is
+	// expanded in UTC.
+	if ev.IsRecurring() && !ev.Start.AllDay {
+		if g.Start.TimeZone == "" {
+			g.Start.TimeZone = "UTC"
+		}
+		if g.End.TimeZone == "" {
+			g.End.TimeZone = g.Start.TimeZone
+		}
+	}
+	return g
+}
+
+func eventTime(t feed.Time, recurring bool) *calendar.EventDateTime {
+	if t.AllDay {
+		return &calendar.EventDateTime{Date: t.Date()}
+	}
+	dt := &calendar.EventDateTime{}
+	if t.Zone != "" {
+		if loc, err := time.LoadLocation(t.Zone); err == nil {
+			dt.DateTime = t.T.In(loc).Format(time.RFC3339)
+			dt.TimeZone = t.Zone
+			return dt
+		}
+	}
+	dt.DateTime = t.T.UTC().Format(time.RFC3339)
+	return dt
+}
+
+func clip(s string) string {
+	if len(s) <= maxPropValue {
+		return s
+	}
+	// Cut on a rune boundary.
+	cut := maxPropValue
+	for cut > 0 && !isRuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// Owned reports whether a Google event carries our marks for the
+// subscription. Events without them belong to a person and are never
+// touched.
+func Owned(ev *calendar.Event, subscriptionID string) bool {
+	return ev.ExtendedProperties != nil && ev.ExtendedProperties.Private[PropSubscription] == subscriptionID
+}
+
+// OwnedHash is the content hash we stamped on an event we wrote.
+func OwnedHash(ev *calendar.Event) string {
+	if ev.ExtendedProperties == nil {
+		return ""
+	}
+	return ev.ExtendedProperties.Private[PropHash]
+}
+
+// personalFields copies what a person may have set on our event (their own
+// reminders and colour) into the event we are about to write, so a feed
+// update does not undo them.
+func personalFields(dst, theirs *calendar.Event) {
+	if theirs.Reminders != nil {
+		dst.Reminders = theirs.Reminders
+	}
+	if theirs.ColorId != "" {
+		dst.ColorId = theirs.ColorId
+	}
+}
