@@ -1,0 +1,134 @@
+package subscription_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	calendar "google.golang.org/api/calendar/v3"
+	"google.golang.org/api/option"
+
+	"github.com/calsyncd/calsyncd/internal/config"
+	"github.com/calsyncd/calsyncd/internal/feed"
+	"github.com/calsyncd/calsyncd/internal/gcalfake"
+	"github.com/calsyncd/calsyncd/internal/gcalwriter"
+	"github.com/calsyncd/calsyncd/internal/store"
+	"github.com/calsyncd/calsyncd/internal/subscription"
+)
+
+const testCalendar = "team@group.calendar.google.com"
+
+// harness wires a runner to the emulator, a feed server whose body the test
+// controls, and a store in a temporary directory.
+type harness struct {
+	t      *testing.T
+	fake   *gcalfake.Server
+	api    *httptest.Server
+	feeds  *httptest.Server
+	cfg    *config.Config
+	dbPath string
+	store  *store.Store
+	runner *subscription.Runner
+
+	mu   sync.Mutex
+	body []byte
+}
+
+func newHarness(t *testing.T, feedFile string) *harness {
+	t.Helper()
+	h := &harness{t: t, fake: gcalfake.New(gcalfake.Options{Seed: 1})}
+	h.fake.AddCalendar(testCalendar, "Europe/Berlin")
+	h.api = httptest.NewServer(h.fake)
+	t.Cleanup(h.api.Close)
+	h.feeds = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		w.Header().Set("Content-Type", "text/calendar")
+		w.Write(h.body)
+	}))
+	t.Cleanup(h.feeds.Close)
+	if feedFile != "" {
+		h.setFeedFile(feedFile)
+	}
+	h.cfg = config.Default()
+	h.cfg.StateDir = t.TempDir()
+	h.cfg.Google.Endpoint = h.api.URL + gcalfake.BasePath
+	h.cfg.Subscriptions = []config.Subscription{{ID: "team", URL: h.feeds.URL + "/team.ics", Calendar: testCalendar}}
+	h.dbPath = filepath.Join(h.cfg.StateDir, "calsyncd.db")
+	h.open()
+	return h
+}
+
+// open (re)opens the store and builds a runner on it.
+func (h *harness) open() {
+	h.t.Helper()
+	st, err := store.Open(context.Background(), "sqlite", h.dbPath)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(func() { st.Close() })
+	h.store = st
+	svc, err := calendar.NewService(context.Background(),
+		option.WithEndpoint(h.cfg.Google.Endpoint), option.WithHTTPClient(h.api.Client()))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	w := gcalwriter.New(svc, gcalwriter.Options{Logger: log})
+	h.runner = &subscription.Runner{
+		Config:  h.cfg,
+		Store:   st,
+		Fetcher: feed.NewFetcher(0, 0, 20<<20),
+		Writer:  func(string) (subscription.Writer, error) { return w, nil },
+		Log:     log,
+	}
+}
+
+func (h *harness) setFeedFile(path string) {
+	h.t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.setFeed(b)
+}
+
+func (h *harness) setFeed(b []byte) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.body = b
+}
+
+func (h *harness) feed() []byte {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]byte(nil), h.body...)
+}
+
+func (h *harness) sync() subscription.Report {
+	h.t.Helper()
+	return h.syncWith(subscription.Options{})
+}
+
+func (h *harness) syncWith(opts subscription.Options) subscription.Report {
+	h.t.Helper()
+	rep, err := h.runner.Sync(context.Background(), h.cfg.Subscriptions[0], opts)
+	if err != nil {
+		h.t.Fatalf("sync: %v", err)
+	}
+	return rep
+}
+
+// writes counts the write requests the emulator has seen.
+func (h *harness) writes() map[string]int {
+	st := h.fake.Stats()
+	return map[string]int{"insert": st.ByOp["insert"], "update": st.ByOp["update"], "patch": st.ByOp["patch"], "delete": st.ByOp["delete"]}
+}
+
+func totalWrites(m map[string]int) int { return m["insert"] + m["update"] + m["patch"] + m["delete"] }

@@ -1,0 +1,341 @@
+package subscription
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/calsyncd/calsyncd/internal/config"
+	"github.com/calsyncd/calsyncd/internal/diff"
+	"github.com/calsyncd/calsyncd/internal/feed"
+	"github.com/calsyncd/calsyncd/internal/gcalwriter"
+	"github.com/calsyncd/calsyncd/internal/mapping"
+	"github.com/calsyncd/calsyncd/internal/store"
+)
+
+// Fetcher fetches a feed.
+type Fetcher interface {
+	Fetch(ctx context.Context, req feed.Request) (*feed.Response, error)
+}
+
+// Writer applies a plan to Google for one account.
+type Writer interface {
+	Apply(ctx context.Context, b gcalwriter.Batch, p gcalwriter.Persister) gcalwriter.Result
+}
+
+// Store is the state the runner reads and writes.
+type Store interface {
+	EnsureSubscription(ctx context.Context, id, calendar, account string) (store.SubscriptionState, error)
+	SaveSubscription(ctx context.Context, st store.SubscriptionState) error
+	Mappings(ctx context.Context, subscriptionID string) ([]mapping.Mapping, error)
+	PutMapping(ctx context.Context, subscriptionID string, m mapping.Mapping) error
+	DeleteMapping(ctx context.Context, subscriptionID string, k mapping.Key) error
+	Rejections(ctx context.Context, subscriptionID string) ([]mapping.Rejection, error)
+	PutRejection(ctx context.Context, subscriptionID string, r mapping.Rejection) error
+	DeleteRejection(ctx context.Context, subscriptionID string, k mapping.Key) error
+	StartRun(ctx context.Context, subscriptionID string, started time.Time) (int64, error)
+	FinishRun(ctx context.Context, r store.Run) error
+}
+
+// Runner syncs subscriptions.
+type Runner struct {
+	Config  *config.Config
+	Store   Store
+	Fetcher Fetcher
+	// Writer returns the writer for a Google account.
+	Writer func(account string) (Writer, error)
+	Log    *slog.Logger
+	Now    func() time.Time
+
+	mu      sync.Mutex
+	running map[string]bool
+}
+
+// Options modify one sync.
+type Options struct {
+	// AllowDeletes releases deletes held by the mass-delete guard.
+	AllowDeletes bool
+}
+
+// Report describes one sync.
+type Report struct {
+	Subscription string
+	Run          store.Run
+	State        string
+	Transition   Transition
+	Plan         PlanCounts
+	Warnings     []feed.Warning
+	// Err is why the run failed, if it did.
+	Err error
+}
+
+// PlanCounts summarises the plan a run computed.
+type PlanCounts struct {
+	Creates, Updates, Deletes, Unchanged, HeldDeletes int
+}
+
+// ErrBusy is returned when the subscription is already being synced.
+var ErrBusy = errors.New("subscription: a sync of this subscription is already running")
+
+// Sync runs one subscription once. Two syncs of the same subscription never
+// overlap: the second returns ErrBusy.
+func (r *Runner) Sync(ctx context.Context, sub config.Subscription, opts Options) (Report, error) {
+	if !r.claim(sub.ID) {
+		return Report{Subscription: sub.ID}, ErrBusy
+	}
+	defer r.release(sub.ID)
+	return r.sync(ctx, sub, opts)
+}
+
+func (r *Runner) claim(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.running == nil {
+		r.running = map[string]bool{}
+	}
+	if r.running[id] {
+		return false
+	}
+	r.running[id] = true
+	return true
+}
+
+func (r *Runner) release(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.running, id)
+}
+
+func (r *Runner) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+func (r *Runner) log() *slog.Logger {
+	if r.Log != nil {
+		return r.Log
+	}
+	return slog.Default()
+}
+
+func (r *Runner) sync(ctx context.Context, sub config.Subscription, opts Options) (Report, error) {
+	log := r.log().With("subscription", sub.ID)
+	rep := Report{Subscription: sub.ID}
+	st, err := r.Store.EnsureSubscription(ctx, sub.ID, sub.Calendar, sub.AccountName())
+	if err != nil {
+		return rep, err
+	}
+	run := store.Run{SubscriptionID: sub.ID, StartedAt: r.now()}
+	if run.ID, err = r.Store.StartRun(ctx, sub.ID, run.StartedAt); err != nil {
+		return rep, err
+	}
+	// The run is recorded even when the caller's context is cancelled
+	// (shutdown): what happened must not be lost.
+	recordCtx := context.WithoutCancel(ctx)
+
+	outcome, keepValidators, resp, runErr := r.execute(ctx, log, sub, &st, &run, &rep, opts)
+	run.Outcome = outcome
+	run.FinishedAt = r.now()
+	if runErr != nil {
+		c := errorClass(runErr)
+		run.ErrorClass, run.Error = c, runErr.Error()
+		st.LastErrorClass, st.LastError = c, runErr.Error()
+		rep.Err = runErr
+	} else if outcome != store.OutcomeDeferred {
+		st.LastErrorClass, st.LastError = "", ""
+	}
+	if keepValidators && resp != nil {
+		st.ETag, st.LastModified, st.BodyHash = resp.ETag, resp.LastModified, resp.BodyHash
+	}
+	rep.Transition = Apply(&st, outcome, r.Config.Sync.ErrorThreshold)
+	rep.State = st.State
+	rep.Run = run
+	if err := r.Store.FinishRun(recordCtx, run); err != nil {
+		return rep, err
+	}
+	if err := r.Store.SaveSubscription(recordCtx, st); err != nil {
+		return rep, err
+	}
+	r.logRun(log, rep)
+	return rep, nil
+}
+
+func (r *Runner) logRun(log *slog.Logger, rep Report) {
+	run := rep.Run
+	attrs := []any{
+		"outcome", run.Outcome, "created", run.Created, "updated", run.Updated, "deleted", run.Deleted,
+		"unchanged", run.Unchanged, "deferred", run.Deferred, "failed", run.Failed, "rejected", run.Rejected,
+		"held_deletes", run.HeldDeletes, "state", rep.State, "consecutive_errors", rep.Transition.ConsecutiveErrors,
+		"duration", run.FinishedAt.Sub(run.StartedAt).Round(time.Millisecond).String(),
+	}
+	if run.ErrorClass != "" {
+		attrs = append(attrs, "class", run.ErrorClass, "error", run.Error)
+	}
+	msg := "sync finished"
+	level := slog.LevelInfo
+	switch run.Outcome {
+	case store.OutcomeDeferred:
+		msg = fmt.Sprintf("sync deferred %d writes", run.Deferred)
+		level = slog.LevelWarn
+	case store.OutcomeFailed:
+		msg, level = "sync failed", slog.LevelError
+	case store.OutcomePartial:
+		level = slog.LevelWarn
+	}
+	log.Log(context.Background(), level, msg, attrs...)
+	if rep.Transition.Changed {
+		log.Warn("subscription state changed", "from", rep.Transition.From, "to", rep.Transition.To,
+			"consecutive_errors", rep.Transition.ConsecutiveErrors, "reason", run.Error)
+	}
+}
+
+// execute does the work of a run and says how it ended: the outcome,
+// whether the feed's validators may be stored (nothing left behind), and the
+// fetched response.
+func (r *Runner) execute(ctx context.Context, log *slog.Logger, sub config.Subscription, st *store.SubscriptionState,
+	run *store.Run, rep *Report, opts Options) (string, bool, *feed.Response, error) {
+
+	req := feed.Request{URL: sub.URL, Headers: sub.Headers}
+	if sub.BasicAuth != nil {
+		req.BasicAuth = &feed.BasicAuth{Username: sub.BasicAuth.Username, Password: sub.BasicAuth.Password}
+	}
+	// After a failure, fetch in full: a clean run must prove the whole
+	// pipeline works again.
+	if st.ConsecutiveErrors == 0 {
+		req.ETag, req.LastModified = st.ETag, st.LastModified
+	}
+	resp, err := r.Fetcher.Fetch(ctx, req)
+	if err != nil {
+		return store.OutcomeFailed, false, nil, err
+	}
+	if resp.NotModified || (resp.BodyHash != "" && resp.BodyHash == st.BodyHash && st.ConsecutiveErrors == 0) {
+		return store.OutcomeNotModified, false, nil, nil
+	}
+	cal, err := feed.Parse(bytes.NewReader(resp.Body), feed.Options{DefaultZone: r.Config.EffectiveTimeZone(sub)})
+	if err != nil {
+		return store.OutcomeFailed, false, nil, err
+	}
+	rep.Warnings = cal.Warnings
+	for _, w := range cal.Warnings {
+		log.Warn("feed warning", "event", w.UID, "warning", w.Message)
+	}
+
+	mapped, err := r.Store.Mappings(ctx, sub.ID)
+	if err != nil {
+		return store.OutcomeFailed, false, nil, err
+	}
+	rejected, err := r.Store.Rejections(ctx, sub.ID)
+	if err != nil {
+		return store.OutcomeFailed, false, nil, err
+	}
+	plan := diff.Compute(cal.Events, mapped, rejected)
+	held := r.guard(log, sub, st, &plan, len(cal.Events), len(mapped), opts)
+	run.HeldDeletes = held
+	run.Unchanged = plan.Unchanged
+	rep.Plan = PlanCounts{Creates: len(plan.Creates), Updates: len(plan.Updates), Deletes: len(plan.Deletes), Unchanged: plan.Unchanged, HeldDeletes: held}
+
+	w, err := r.Writer(sub.AccountName())
+	if err != nil {
+		return store.OutcomeFailed, false, nil, err
+	}
+	res := w.Apply(ctx, gcalwriter.Batch{SubscriptionID: sub.ID, CalendarID: sub.Calendar, Ops: plan.Ops()},
+		&persister{store: r.Store, sub: sub.ID})
+	run.Created, run.Updated, run.Deleted = res.Created, res.Updated, res.Deleted
+	run.Deferred, run.Failed, run.Rejected = res.Deferred, res.Failed, res.Rejected
+
+	// Rejections of events that left the feed are forgotten.
+	inFeed := make(map[mapping.Key]bool, len(cal.Events))
+	for i := range cal.Events {
+		inFeed[cal.Events[i].Key()] = true
+	}
+	for _, rj := range rejected {
+		if !inFeed[rj.Key] {
+			if err := r.Store.DeleteRejection(context.WithoutCancel(ctx), sub.ID, rj.Key); err != nil {
+				return store.OutcomeFailed, false, nil, err
+			}
+		}
+	}
+
+	clean := res.Deferred == 0 && res.Failed == 0 && res.Skipped == 0 && held == 0
+	switch {
+	case res.Err != nil:
+		return store.OutcomeFailed, false, resp, res.Err
+	case res.Failed > 0 && res.Writes() == 0 && res.Deferred == 0:
+		return store.OutcomeFailed, false, resp, fmt.Errorf("subscription: %d writes failed with transient Google errors", res.Failed)
+	case ctx.Err() != nil && res.Skipped > 0:
+		return store.OutcomeDeferred, false, resp, nil
+	case res.Failed > 0 || res.Rejected > 0:
+		return store.OutcomePartial, clean, resp, nil
+	case res.Deferred > 0:
+		return store.OutcomeDeferred, false, resp, nil
+	}
+	return store.OutcomeOK, clean, resp, nil
+}
+
+// guard holds deletes that look like a broken feed rather than a change: a
+// feed with no events while we hold mappings, or a plan deleting more than
+// max_fraction and more than min_deletes of what we mapped. The deletes go
+// once the condition has held for confirm_runs consecutive runs, or when the
+// operator allows them. It returns how many deletes it held.
+func (r *Runner) guard(log *slog.Logger, sub config.Subscription, st *store.SubscriptionState, plan *diff.Plan, events, mapped int, opts Options) int {
+	g := r.Config.Sync.DeleteGuard
+	n := len(plan.Deletes)
+	suspicious := mapped > 0 && (events == 0 || (n > g.MinDeletes && float64(n) > g.MaxFraction*float64(mapped)))
+	if !suspicious {
+		st.GuardRuns, st.HeldDeletes = 0, 0
+		return 0
+	}
+	st.GuardRuns++
+	if opts.AllowDeletes || st.GuardRuns >= g.ConfirmRuns {
+		log.Warn("mass delete released", "deletes", n, "mapped", mapped, "runs", st.GuardRuns, "allowed_by_operator", opts.AllowDeletes)
+		st.GuardRuns, st.HeldDeletes = 0, 0
+		return 0
+	}
+	log.Warn("mass delete held", "deletes", n, "mapped", mapped, "feed_events", events,
+		"runs", st.GuardRuns, "releases_after", g.ConfirmRuns,
+		"hint", "run `calsyncd sync --allow-deletes "+sub.ID+"` if the feed really lost these events")
+	st.HeldDeletes = n
+	plan.Deletes = nil
+	return n
+}
+
+// errorClass names the class of a run's failure for status and logs.
+func errorClass(err error) string {
+	var werr *gcalwriter.Error
+	if errors.As(err, &werr) {
+		return string(werr.Class)
+	}
+	var ferr *feed.FetchError
+	if errors.As(err, &ferr) {
+		return "feed_" + string(ferr.Kind)
+	}
+	if errors.Is(err, feed.ErrNotCalendar) {
+		return "feed_invalid"
+	}
+	return "internal"
+}
+
+type persister struct {
+	store Store
+	sub   string
+}
+
+// Persisting never uses the run's context: a write Google has accepted must
+// be recorded even while the daemon shuts down.
+func (p *persister) Saved(ctx context.Context, m mapping.Mapping) error {
+	return p.store.PutMapping(context.WithoutCancel(ctx), p.sub, m)
+}
+
+func (p *persister) Deleted(ctx context.Context, k mapping.Key) error {
+	return p.store.DeleteMapping(context.WithoutCancel(ctx), p.sub, k)
+}
+
+func (p *persister) Rejected(ctx context.Context, rj mapping.Rejection) error {
+	return p.store.PutRejection(context.WithoutCancel(ctx), p.sub, rj)
+}
