@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+
+	"golang.org/x/oauth2/google"
+	calendar "google.golang.org/api/calendar/v3"
+	"google.golang.org/api/option"
+
+	"github.com/calsyncd/calsyncd/internal/config"
+	"github.com/calsyncd/calsyncd/internal/feed"
+	"github.com/calsyncd/calsyncd/internal/gcalwriter"
+	"github.com/calsyncd/calsyncd/internal/store"
+	"github.com/calsyncd/calsyncd/internal/subscription"
+)
+
+// app is everything a command needs, wired from the configuration.
+type app struct {
+	cfg    *config.Config
+	log    *slog.Logger
+	store  *store.Store
+	runner *subscription.Runner
+
+	mu      sync.Mutex
+	writers map[string]*gcalwriter.Writer
+}
+
+func newLogger(w io.Writer, c config.Log) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(strings.ToLower(c.Level)))
+	opts := &slog.HandlerOptions{Level: level}
+	if c.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+func loadConfig(path string) (*config.Config, error) {
+	if path == "" {
+		return nil, &exitError{code: 2, err: fmt.Errorf("--config is required")}
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// openApp opens the store and wires the runner.
+func openApp(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, error) {
+	st, err := store.Open(ctx, cfg.Store.Driver, cfg.DatabaseDSN())
+	if err != nil {
+		return nil, err
+	}
+	feed.Version = version
+	a := &app{cfg: cfg, log: log, store: st, writers: map[string]*gcalwriter.Writer{}}
+	a.runner = &subscription.Runner{
+		Config:  cfg,
+		Store:   st,
+		Fetcher: feed.NewFetcher(cfg.Feed.ConnectTimeout.D(), cfg.Feed.Timeout.D(), int64(cfg.Feed.MaxSize)),
+		Writer: func(account string) (subscription.Writer, error) {
+			return a.writer(ctx, account)
+		},
+		Log: log,
+	}
+	return a, nil
+}
+
+func (a *app) Close() error { return a.store.Close() }
+
+// writer returns the account's writer, creating it on first use so that a
+// subscription whose account is broken fails alone.
+func (a *app) writer(ctx context.Context, account string) (*gcalwriter.Writer, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if w, ok := a.writers[account]; ok {
+		return w, nil
+	}
+	acct, ok := a.cfg.AccountByName(account)
+	if !ok {
+		return nil, fmt.Errorf("unknown account %q", account)
+	}
+	svc, err := newCalendarService(ctx, acct)
+	if err != nil {
+		return nil, err
+	}
+	w := gcalwriter.New(svc, gcalwriter.Options{Logger: a.log.With("account", account)})
+	a.writers[account] = w
+	return w, nil
+}
+
+// newCalendarService builds the Google client for an account. With an
+// endpoint (an emulator) and no credentials it runs unauthenticated.
+func newCalendarService(ctx context.Context, acct config.Account) (*calendar.Service, error) {
+	var opts []option.ClientOption
+	if acct.Endpoint != "" {
+		opts = append(opts, option.WithEndpoint(acct.Endpoint))
+	}
+	switch {
+	case acct.CredentialsFile == "" && acct.Endpoint != "":
+		opts = append(opts, option.WithoutAuthentication())
+	case acct.CredentialsFile == "":
+		return nil, fmt.Errorf("account %s: google.credentials_file is not set", acct.Name)
+	default:
+		data, err := os.ReadFile(acct.CredentialsFile)
+		if err != nil {
+			return nil, fmt.Errorf("account %s: read credentials: %w", acct.Name, err)
+		}
+		creds, err := google.CredentialsFromJSONWithType(ctx, data, google.ServiceAccount, calendar.CalendarEventsScope, calendar.CalendarReadonlyScope)
+		if err != nil {
+			return nil, fmt.Errorf("account %s: credentials: %w", acct.Name, err)
+		}
+		opts = append(opts, option.WithTokenSource(creds.TokenSource))
+	}
+	svc, err := calendar.NewService(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("account %s: %w", acct.Name, err)
+	}
+	return svc, nil
+}

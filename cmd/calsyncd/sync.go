@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"text/tabwriter"
+
+	"github.com/calsyncd/calsyncd/internal/config"
+	"github.com/calsyncd/calsyncd/internal/store"
+	"github.com/calsyncd/calsyncd/internal/subscription"
+)
+
+type syncCommand struct{ m *Main }
+
+func (c *syncCommand) Synopsis() string { return "sync subscriptions once, then exit" }
+
+func (c *syncCommand) Run(ctx context.Context, args []string) error {
+	fs := c.m.newFlagSet("sync", "sync --config FILE [--json] [--allow-deletes] [ID ...]")
+	cfgPath := fs.String("config", "", "configuration file")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	allowDeletes := fs.Bool("allow-deletes", false, "release deletes held by the mass-delete guard")
+	if err := fs.Parse(args); err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	cfg, err := loadConfig(*cfgPath)
+	if err != nil {
+		return err
+	}
+	subs, err := selectSubscriptions(cfg, fs.Args())
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	log := newLogger(c.m.Stderr, cfg.Log)
+	a, err := openApp(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+
+	reports := make([]subscription.Report, len(subs))
+	errs := make([]error, len(subs))
+	var wg sync.WaitGroup
+	for i, sub := range subs {
+		wg.Go(func() {
+			reports[i], errs[i] = a.runner.Sync(ctx, sub, subscription.Options{AllowDeletes: *allowDeletes})
+		})
+	}
+	wg.Wait()
+
+	if *asJSON {
+		err = writeSyncJSON(c.m.Stdout, reports)
+	} else {
+		err = writeSyncTable(c.m.Stdout, reports)
+	}
+	if err != nil {
+		return err
+	}
+	failed := 0
+	for i, rep := range reports {
+		if errs[i] != nil {
+			fmt.Fprintf(c.m.Stderr, "calsyncd: %s: %v\n", subs[i].ID, errs[i])
+			failed++
+			continue
+		}
+		// Deferred is fine (Google will take the rest later); a failed run
+		// or an ERROR subscription is not.
+		if rep.State != store.StateActive || rep.Run.Outcome == store.OutcomeFailed {
+			failed++
+		}
+	}
+	if failed > 0 {
+		return &exitError{code: 1, err: fmt.Errorf("%d of %d subscriptions failed or are not ACTIVE", failed, len(subs))}
+	}
+	return nil
+}
+
+func selectSubscriptions(cfg *config.Config, ids []string) ([]config.Subscription, error) {
+	if len(ids) == 0 {
+		if len(cfg.Subscriptions) == 0 {
+			return nil, errors.New("the configuration has no subscriptions")
+		}
+		return cfg.Subscriptions, nil
+	}
+	var out []config.Subscription
+	for _, id := range ids {
+		s, ok := cfg.Subscription(id)
+		if !ok {
+			return nil, fmt.Errorf("no subscription with id %q in %s", id, cfg.Path)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// syncResult is the JSON form of one subscription's sync.
+type syncResult struct {
+	Subscription      string `json:"subscription"`
+	RunID             int64  `json:"run_id"`
+	Outcome           string `json:"outcome"`
+	State             string `json:"state"`
+	ConsecutiveErrors int    `json:"consecutive_errors"`
+	Created           int    `json:"created"`
+	Updated           int    `json:"updated"`
+	Deleted           int    `json:"deleted"`
+	Unchanged         int    `json:"unchanged"`
+	Deferred          int    `json:"deferred"`
+	Failed            int    `json:"failed"`
+	Rejected          int    `json:"rejected"`
+	HeldDeletes       int    `json:"held_deletes"`
+	ErrorClass        string `json:"error_class,omitempty"`
+	Error             string `json:"error,omitempty"`
+}
+
+func toSyncResult(rep subscription.Report) syncResult {
+	r := rep.Run
+	return syncResult{
+		Subscription: rep.Subscription, RunID: r.ID, Outcome: r.Outcome, State: rep.State,
+		ConsecutiveErrors: rep.Transition.ConsecutiveErrors,
+		Created:           r.Created, Updated: r.Updated, Deleted: r.Deleted, Unchanged: r.Unchanged,
+		Deferred: r.Deferred, Failed: r.Failed, Rejected: r.Rejected, HeldDeletes: r.HeldDeletes,
+		ErrorClass: r.ErrorClass, Error: r.Error,
+	}
+}
+
+func writeSyncJSON(w io.Writer, reports []subscription.Report) error {
+	out := make([]syncResult, 0, len(reports))
+	for _, rep := range reports {
+		if rep.Run.ID == 0 {
+			continue
+		}
+		out = append(out, toSyncResult(rep))
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+func writeSyncTable(w io.Writer, reports []subscription.Report) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SUBSCRIPTION\tOUTCOME\tSTATE\tCREATED\tUPDATED\tDELETED\tUNCHANGED\tDEFERRED\tFAILED\tREJECTED\tHELD")
+	for _, rep := range reports {
+		if rep.Run.ID == 0 {
+			continue
+		}
+		r := rep.Run
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", rep.Subscription, r.Outcome, rep.State,
+			r.Created, r.Updated, r.Deleted, r.Unchanged, r.Deferred, r.Failed, r.Rejected, r.HeldDeletes)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/calsyncd/calsyncd/internal/config"
+)
+
+type validateCommand struct{ m *Main }
+
+func (c *validateCommand) Synopsis() string {
+	return "check a configuration file and print OK or every error"
+}
+
+func (c *validateCommand) Run(ctx context.Context, args []string) error {
+	fs := c.m.newFlagSet("validate", "validate --config FILE")
+	cfgPath := fs.String("config", "", "configuration file")
+	if err := fs.Parse(args); err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	if *cfgPath == "" {
+		return &exitError{code: 2, err: errors.New("--config is required")}
+	}
+	cfg, err := config.Load(*cfgPath)
+	if err != nil {
+		var errs config.Errors
+		if errors.As(err, &errs) {
+			for _, e := range errs {
+				fmt.Fprintln(c.m.Stdout, e)
+			}
+			return &exitError{code: 1, err: fmt.Errorf("%d problem(s) in %s", len(errs), *cfgPath)}
+		}
+		return &exitError{code: 1, err: err}
+	}
+	fmt.Fprintf(c.m.Stdout, "OK: %s (%d subscriptions, %d accounts)\n", *cfgPath, len(cfg.Subscriptions), len(cfg.AccountNames()))
+	return nil
+}
