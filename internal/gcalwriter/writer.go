@@ -26,6 +26,18 @@ type Batch struct {
 	SubscriptionID string
 	CalendarID     string
 	Ops            []diff.Op
+	// Drain, when closed, stops the batch from starting new writes; writes
+	// already sent finish and are persisted (graceful shutdown).
+	Drain <-chan struct{}
+}
+
+func (b Batch) draining() bool {
+	select {
+	case <-b.Drain:
+		return true
+	default:
+		return false
+	}
 }
 
 // Result counts what a batch did.
@@ -127,7 +139,7 @@ func (w *Writer) Apply(ctx context.Context, b Batch, p Persister) Result {
 		return res
 	}
 	for i, op := range b.Ops {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || b.draining() {
 			res.Skipped += len(b.Ops) - i
 			break
 		}
