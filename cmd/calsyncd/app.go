@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -22,13 +23,34 @@ import (
 
 // app is everything a command needs, wired from the configuration.
 type app struct {
-	cfg    *config.Config
 	log    *slog.Logger
 	store  *store.Store
 	runner *subscription.Runner
 
 	mu      sync.Mutex
+	cfg     *config.Config
 	writers map[string]*gcalwriter.Writer
+}
+
+func (a *app) config() *config.Config {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.cfg
+}
+
+// setConfig swaps the configuration after a reload. Writers of accounts
+// whose settings changed are dropped, so the next run builds them anew.
+func (a *app) setConfig(cfg *config.Config) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for name := range a.writers {
+		oldAcct, _ := a.cfg.AccountByName(name)
+		newAcct, ok := cfg.AccountByName(name)
+		if !ok || oldAcct != newAcct || a.cfg.Writer != cfg.Writer {
+			delete(a.writers, name)
+		}
+	}
+	a.cfg = cfg
 }
 
 func newLogger(w io.Writer, c config.Log) *slog.Logger {
@@ -67,7 +89,8 @@ func openApp(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, e
 		Writer: func(account string) (subscription.Writer, error) {
 			return a.writer(ctx, account)
 		},
-		Log: log,
+		Locker: subscription.FileLocker{Dir: filepath.Join(cfg.StateDir, "locks")},
+		Log:    log,
 	}
 	return a, nil
 }

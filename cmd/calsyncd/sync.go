@@ -19,10 +19,11 @@ type syncCommand struct{ m *Main }
 func (c *syncCommand) Synopsis() string { return "sync subscriptions once, then exit" }
 
 func (c *syncCommand) Run(ctx context.Context, args []string) error {
-	fs := c.m.newFlagSet("sync", "sync --config FILE [--json] [--allow-deletes] [ID ...]")
+	fs := c.m.newFlagSet("sync", "sync --config FILE [--json] [--allow-deletes] [--reconcile] [ID ...]")
 	cfgPath := fs.String("config", "", "configuration file")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	allowDeletes := fs.Bool("allow-deletes", false, "release deletes held by the mass-delete guard")
+	reconcile := fs.Bool("reconcile", false, "compare Google with the database and repair drift (deleted or duplicated events)")
 	if err := fs.Parse(args); err != nil {
 		return &exitError{code: 2, err: err}
 	}
@@ -46,7 +47,7 @@ func (c *syncCommand) Run(ctx context.Context, args []string) error {
 	var wg sync.WaitGroup
 	for i, sub := range subs {
 		wg.Go(func() {
-			reports[i], errs[i] = a.runner.Sync(ctx, sub, subscription.Options{AllowDeletes: *allowDeletes})
+			reports[i], errs[i] = a.runner.Sync(ctx, sub, subscription.Options{AllowDeletes: *allowDeletes, Reconcile: *reconcile})
 		})
 	}
 	wg.Wait()
@@ -61,6 +62,10 @@ func (c *syncCommand) Run(ctx context.Context, args []string) error {
 	}
 	failed := 0
 	for i, rep := range reports {
+		if errors.Is(errs[i], subscription.ErrBusy) {
+			fmt.Fprintf(c.m.Stderr, "calsyncd: %s: already being synced by another process; skipped\n", subs[i].ID)
+			continue
+		}
 		if errs[i] != nil {
 			fmt.Fprintf(c.m.Stderr, "calsyncd: %s: %v\n", subs[i].ID, errs[i])
 			failed++
