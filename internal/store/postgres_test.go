@@ -79,6 +79,9 @@ func TestPostgresRoleWithoutCreateCanStart(t *testing.T) {
 	if s, err := replica.Subscription(context.Background(), "team"); err != nil || s.Calendar != "cal" {
 		t.Fatalf("read as %s: %+v, %v", role, s, err)
 	}
+	if _, _, err := replica.ClaimLease(context.Background(), "default", "r1", ttl); err != nil {
+		t.Fatalf("claim as %s: %v", role, err)
+	}
 	// The role is really limited: it could not have created the schema.
 	fresh := freshPostgres(t)
 	if _, err := admin.Exec("GRANT USAGE ON SCHEMA " + searchPath(t, fresh.dsn) + " TO " + role); err != nil {
