@@ -54,6 +54,8 @@ type Runner struct {
 	// Locker, when set, keeps other processes from running the same
 	// subscription at the same time.
 	Locker Locker
+	// Observer, when set, is told about fetches and runs (metrics).
+	Observer Observer
 	Log    *slog.Logger
 	Now    func() time.Time
 
@@ -106,6 +108,13 @@ type Report struct {
 // PlanCounts summarises the plan a run computed.
 type PlanCounts struct {
 	Creates, Updates, Deletes, Unchanged, HeldDeletes int
+}
+
+// Observer is told what runs do.
+type Observer interface {
+	// FeedFetched reports a fetch: ok, not_modified or error.
+	FeedFetched(subscription, result string)
+	RunFinished(subscription, outcome, state string, d time.Duration)
 }
 
 // ErrBusy is returned when the subscription is already being synced.
@@ -166,7 +175,7 @@ func (r *Runner) log() *slog.Logger {
 }
 
 func (r *Runner) sync(ctx context.Context, sub config.Subscription, opts Options) (Report, error) {
-	log := r.log().With("subscription", sub.ID)
+	log := r.log().With("subscription", sub.ID, "feed", config.RedactURL(sub.URL))
 	rep := Report{Subscription: sub.ID}
 	st, err := r.Store.EnsureSubscription(ctx, sub.ID, sub.Calendar, sub.AccountName())
 	if err != nil {
@@ -207,8 +216,25 @@ func (r *Runner) sync(ctx context.Context, sub config.Subscription, opts Options
 	if err := r.Store.SaveSubscription(recordCtx, st); err != nil {
 		return rep, err
 	}
+	if r.Observer != nil {
+		r.Observer.RunFinished(sub.ID, run.Outcome, st.State, run.FinishedAt.Sub(run.StartedAt))
+	}
 	r.logRun(log, rep)
 	return rep, nil
+}
+
+func (r *Runner) observeFetch(id string, resp *feed.Response, err error, st *store.SubscriptionState) {
+	if r.Observer == nil {
+		return
+	}
+	switch {
+	case err != nil:
+		r.Observer.FeedFetched(id, "error")
+	case resp.NotModified || (resp.BodyHash != "" && resp.BodyHash == st.BodyHash):
+		r.Observer.FeedFetched(id, "not_modified")
+	default:
+		r.Observer.FeedFetched(id, "ok")
+	}
 }
 
 func (r *Runner) logRun(log *slog.Logger, rep Report) {
@@ -267,6 +293,7 @@ func (r *Runner) execute(ctx context.Context, log *slog.Logger, cfg *config.Conf
 		return store.OutcomeDeferred, false, nil, nil
 	}
 	resp, err := r.Fetcher.Fetch(ctx, req)
+	r.observeFetch(sub.ID, resp, err, st)
 	if err != nil {
 		var ferr *feed.FetchError
 		if errors.As(err, &ferr) && ferr.RetryAfter > 0 {
