@@ -176,7 +176,8 @@ func load(ctx context.Context, cfg *config.Config, account string, opts Options)
 		}
 		c.token = tok
 		c.TokenSource = &failureSource{id: c.Identity, configPath: cfg.Path,
-			src: newPersistingSource(conf.TokenSource(tctx, tok), c.TokenFile, tok, opts.Logger.With("account", acct.Name))}
+			src: newPersistingSource(func(t *oauth2.Token) oauth2.TokenSource { return conf.TokenSource(tctx, t) },
+				c.TokenFile, tok, opts.Logger.With("account", acct.Name))}
 	}
 	return c, nil
 }
@@ -234,12 +235,13 @@ type credentialsKey struct {
 // accept external-account JSON, which can make them fetch arbitrary URLs.
 func readCredentials(acct config.Account) (credentialsKey, error) {
 	data, err := os.ReadFile(acct.CredentialsFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return credentialsKey{}, &Error{Account: acct.Name, Op: "read credentials", Err: fmt.Errorf("%s does not exist", acct.CredentialsFile),
+			Hint: "check credentials_file, or download the service-account key or OAuth client JSON again from the Google Cloud console"}
+	}
 	if err != nil {
-		hint := "check credentials_file; download the key or OAuth client JSON again if it was lost"
-		if errors.Is(err, fs.ErrNotExist) {
-			hint = "the file does not exist: " + hint
-		}
-		return credentialsKey{}, &Error{Account: acct.Name, Op: "read credentials", Err: err, Hint: hint}
+		return credentialsKey{}, &Error{Account: acct.Name, Op: "read credentials", Err: err,
+			Hint: "make the file readable by the user calsyncd runs as (and by no one else)"}
 	}
 	var probe struct {
 		Type      string          `json:"type"`

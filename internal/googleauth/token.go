@@ -93,26 +93,41 @@ func WriteToken(path string, tok *oauth2.Token) (err error) {
 // persistingSource saves every new token its source hands out. x/oauth2's
 // refresher adopts a rotated refresh token in memory only; without this a
 // restart would start from a refresh token Google has already replaced.
+//
+// It also picks up a login made while it runs: when its token fails and the
+// file holds a refresh token it has not seen, it starts over from the file,
+// so `calsyncd auth login` repairs a running daemon without a restart.
 type persistingSource struct {
-	src  oauth2.TokenSource
-	path string
-	log  *slog.Logger
+	newSource func(*oauth2.Token) oauth2.TokenSource
+	path      string
+	log       *slog.Logger
 
 	mu    sync.Mutex
+	src   oauth2.TokenSource
 	saved oauth2.Token // the last token written (or read) at path
 }
 
-func newPersistingSource(src oauth2.TokenSource, path string, initial *oauth2.Token, log *slog.Logger) *persistingSource {
-	return &persistingSource{src: src, path: path, log: log, saved: *initial}
+func newPersistingSource(newSource func(*oauth2.Token) oauth2.TokenSource, path string, initial *oauth2.Token, log *slog.Logger) *persistingSource {
+	return &persistingSource{newSource: newSource, src: newSource(initial), path: path, log: log, saved: *initial}
 }
 
 func (p *persistingSource) Token() (*oauth2.Token, error) {
-	tok, err := p.src.Token()
-	if err != nil {
-		return nil, err
-	}
+	// Held across a refresh: the wrapped ReuseTokenSource serialises
+	// refreshes anyway, and a valid token is handed out at once.
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	tok, err := p.src.Token()
+	if err != nil {
+		disk, rerr := ReadToken(p.path)
+		if rerr != nil || disk.RefreshToken == "" || disk.RefreshToken == p.saved.RefreshToken {
+			return nil, err
+		}
+		p.log.Info("using the OAuth token saved by a new login", "file", p.path)
+		p.src, p.saved = p.newSource(disk), *disk
+		if tok, err = p.src.Token(); err != nil {
+			return nil, err
+		}
+	}
 	if tok.AccessToken == p.saved.AccessToken && tok.RefreshToken == p.saved.RefreshToken {
 		return tok, nil
 	}

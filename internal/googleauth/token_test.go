@@ -231,3 +231,34 @@ func TestTokenEndpointFailuresClassify(t *testing.T) {
 		})
 	}
 }
+
+// A person runs `calsyncd auth login` while the daemon holds a revoked
+// token: the daemon's next attempt uses the new token without a restart.
+func TestNewLoginRepairsARunningSource(t *testing.T) {
+	oauth := newFakeOAuth(t)
+	cfg, dir := setup(t, map[string]string{
+		"config.yaml":              "state_dir: state\ngoogle:\n  credentials_file: client.json\n",
+		"client.json":              oauth.desktopClient(),
+		"state/token-default.json": tokenJSON("stale", "revoked-refresh", time.Now().Add(-time.Hour)),
+	})
+	creds, err := googleauth.Load(context.Background(), cfg, "", googleauth.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	oauth.failWith(400, `{"error":"invalid_grant","error_description":"Token has been expired or revoked."}`)
+	if _, err := creds.TokenSource.Token(); gcalwriter.Classify(err).Class != gcalwriter.ClassAuth {
+		t.Fatalf("revoked: %v", err)
+	}
+	if _, err := creds.TokenSource.Token(); err == nil {
+		t.Fatal("a failure with an unchanged file must stay a failure")
+	}
+	// The login writes a fresh token.
+	fresh := &oauth2.Token{AccessToken: "fresh-access", TokenType: "Bearer", RefreshToken: "fresh-refresh", Expiry: time.Now().Add(time.Hour)}
+	if err := googleauth.WriteToken(filepath.Join(dir, "state", "token-default.json"), fresh); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := creds.TokenSource.Token()
+	if err != nil || tok.AccessToken != "fresh-access" {
+		t.Fatalf("after a new login: %v, %v", tok, err)
+	}
+}
