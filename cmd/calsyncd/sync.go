@@ -19,10 +19,11 @@ type syncCommand struct{ m *Main }
 func (c *syncCommand) Synopsis() string { return "sync subscriptions once, then exit" }
 
 func (c *syncCommand) Run(ctx context.Context, args []string) error {
-	fs := c.m.newFlagSet("sync", "sync --config FILE [--json] [--allow-deletes] [ID ...]")
+	fs := c.m.newFlagSet("sync", "sync --config FILE [--json] [--allow-deletes] [--strict-perms] [ID ...]")
 	cfgPath := fs.String("config", "", "configuration file")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	allowDeletes := fs.Bool("allow-deletes", false, "release deletes held by the mass-delete guard")
+	strictPerms := fs.Bool("strict-perms", false, "refuse to run when a key or token file is accessible to group or others")
 	if err := fs.Parse(args); err != nil {
 		return &exitError{code: 2, err: err}
 	}
@@ -35,6 +36,9 @@ func (c *syncCommand) Run(ctx context.Context, args []string) error {
 		return &exitError{code: 2, err: err}
 	}
 	log := newLogger(c.m.Stderr, cfg.Log)
+	if err := checkSecretFiles(log, cfg, *strictPerms); err != nil {
+		return err
+	}
 	a, err := openApp(ctx, cfg, log)
 	if err != nil {
 		return err
