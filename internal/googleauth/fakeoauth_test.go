@@ -61,9 +61,15 @@ type fakeFailure struct {
 	body   string
 }
 
+// serviceAccountRSAKey is made once: generating a 2048-bit key costs more
+// than the rest of a test.
+var serviceAccountRSAKey = sync.OnceValues(func() (*rsa.PrivateKey, error) {
+	return rsa.GenerateKey(rand.Reader, 2048)
+})
+
 func newFakeOAuth(t *testing.T) *fakeOAuth {
 	t.Helper()
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	key, err := serviceAccountRSAKey()
 	if err != nil {
 		t.Fatal(err)
 	}
