@@ -5,18 +5,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 
-	"golang.org/x/oauth2/google"
 	calendar "google.golang.org/api/calendar/v3"
-	"google.golang.org/api/option"
 
 	"github.com/calsyncd/calsyncd/internal/config"
 	"github.com/calsyncd/calsyncd/internal/feed"
 	"github.com/calsyncd/calsyncd/internal/gcalwriter"
+	"github.com/calsyncd/calsyncd/internal/googleauth"
 	"github.com/calsyncd/calsyncd/internal/store"
 	"github.com/calsyncd/calsyncd/internal/subscription"
 )
@@ -105,11 +103,7 @@ func (a *app) writer(ctx context.Context, account string) (*gcalwriter.Writer, e
 	if w, ok := a.writers[account]; ok {
 		return w, nil
 	}
-	acct, ok := a.cfg.AccountByName(account)
-	if !ok {
-		return nil, fmt.Errorf("unknown account %q", account)
-	}
-	svc, err := newCalendarService(ctx, acct)
+	svc, err := newCalendarService(ctx, a.cfg, account, a.log)
 	if err != nil {
 		return nil, err
 	}
@@ -119,31 +113,16 @@ func (a *app) writer(ctx context.Context, account string) (*gcalwriter.Writer, e
 }
 
 // newCalendarService builds the Google client for an account. With an
-// endpoint (an emulator) and no credentials it runs unauthenticated.
-func newCalendarService(ctx context.Context, acct config.Account) (*calendar.Service, error) {
-	var opts []option.ClientOption
-	if acct.Endpoint != "" {
-		opts = append(opts, option.WithEndpoint(acct.Endpoint))
-	}
-	switch {
-	case acct.CredentialsFile == "" && acct.Endpoint != "":
-		opts = append(opts, option.WithoutAuthentication())
-	case acct.CredentialsFile == "":
-		return nil, fmt.Errorf("account %s: google.credentials_file is not set", acct.Name)
-	default:
-		data, err := os.ReadFile(acct.CredentialsFile)
-		if err != nil {
-			return nil, fmt.Errorf("account %s: read credentials: %w", acct.Name, err)
-		}
-		creds, err := google.CredentialsFromJSONWithType(ctx, data, google.ServiceAccount, calendar.CalendarEventsScope, calendar.CalendarReadonlyScope)
-		if err != nil {
-			return nil, fmt.Errorf("account %s: credentials: %w", acct.Name, err)
-		}
-		opts = append(opts, option.WithTokenSource(creds.TokenSource))
-	}
-	svc, err := calendar.NewService(ctx, opts...)
+// endpoint (an emulator) and no credentials it runs unauthenticated. Its
+// failures that a person must fix are *googleauth.Error.
+func newCalendarService(ctx context.Context, cfg *config.Config, account string, log *slog.Logger) (*calendar.Service, error) {
+	creds, err := googleauth.Load(ctx, cfg, account, googleauth.Options{Logger: log.With("account", account)})
 	if err != nil {
-		return nil, fmt.Errorf("account %s: %w", acct.Name, err)
+		return nil, err
+	}
+	svc, err := calendar.NewService(ctx, creds.ClientOptions()...)
+	if err != nil {
+		return nil, fmt.Errorf("account %s: %w", account, err)
 	}
 	return svc, nil
 }

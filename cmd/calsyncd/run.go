@@ -20,8 +20,9 @@ func (c *runCommand) Synopsis() string {
 }
 
 func (c *runCommand) Run(ctx context.Context, args []string) error {
-	fs := c.m.newFlagSet("run", "run --config FILE")
+	fs := c.m.newFlagSet("run", "run --config FILE [--strict-perms]")
 	cfgPath := fs.String("config", "", "configuration file")
+	strictPerms := fs.Bool("strict-perms", false, "refuse to start when a key or token file is accessible to group or others")
 	if err := fs.Parse(args); err != nil {
 		return &exitError{code: 2, err: err}
 	}
@@ -30,6 +31,9 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	log := newLogger(c.m.Stderr, cfg.Log)
+	if err := checkSecretFiles(log, cfg, *strictPerms); err != nil {
+		return err
+	}
 	a, err := openApp(ctx, cfg, log)
 	if err != nil {
 		return err

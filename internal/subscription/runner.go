@@ -13,6 +13,7 @@ import (
 	"github.com/calsyncd/calsyncd/internal/diff"
 	"github.com/calsyncd/calsyncd/internal/feed"
 	"github.com/calsyncd/calsyncd/internal/gcalwriter"
+	"github.com/calsyncd/calsyncd/internal/googleauth"
 	"github.com/calsyncd/calsyncd/internal/mapping"
 	"github.com/calsyncd/calsyncd/internal/store"
 )
@@ -455,6 +456,10 @@ func errorClass(err error) string {
 	}
 	if errors.Is(err, feed.ErrNotCalendar) {
 		return "feed_invalid"
+	}
+	var aerr *googleauth.Error
+	if errors.As(err, &aerr) {
+		return "auth"
 	}
 	return "internal"
 }
