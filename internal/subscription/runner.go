@@ -57,8 +57,8 @@ type Runner struct {
 	Locker Locker
 	// Observer, when set, is told about fetches and runs (metrics).
 	Observer Observer
-	Log    *slog.Logger
-	Now    func() time.Time
+	Log      *slog.Logger
+	Now      func() time.Time
 
 	mu      sync.Mutex
 	running map[string]bool
