@@ -14,8 +14,8 @@ import (
 	"github.com/calsyncd/calsyncd/internal/config"
 	"github.com/calsyncd/calsyncd/internal/feed"
 	"github.com/calsyncd/calsyncd/internal/gcalwriter"
-	"github.com/calsyncd/calsyncd/internal/status"
 	"github.com/calsyncd/calsyncd/internal/googleauth"
+	"github.com/calsyncd/calsyncd/internal/status"
 	"github.com/calsyncd/calsyncd/internal/store"
 	"github.com/calsyncd/calsyncd/internal/subscription"
 )
