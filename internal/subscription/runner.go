@@ -224,17 +224,9 @@ func (r *Runner) sync(ctx context.Context, sub config.Subscription, opts Options
 	return rep, nil
 }
 
-func (r *Runner) observeFetch(id string, resp *feed.Response, err error, st *store.SubscriptionState) {
-	if r.Observer == nil {
-		return
-	}
-	switch {
-	case err != nil:
-		r.Observer.FeedFetched(id, "error")
-	case resp.NotModified || (resp.BodyHash != "" && resp.BodyHash == st.BodyHash):
-		r.Observer.FeedFetched(id, "not_modified")
-	default:
-		r.Observer.FeedFetched(id, "ok")
+func (r *Runner) observeFetch(id, result string) {
+	if r.Observer != nil {
+		r.Observer.FeedFetched(id, result)
 	}
 }
 
@@ -294,8 +286,8 @@ func (r *Runner) execute(ctx context.Context, log *slog.Logger, cfg *config.Conf
 		return store.OutcomeDeferred, false, nil, nil
 	}
 	resp, err := r.Fetcher.Fetch(ctx, req)
-	r.observeFetch(sub.ID, resp, err, st)
 	if err != nil {
+		r.observeFetch(sub.ID, "error")
 		var ferr *feed.FetchError
 		if errors.As(err, &ferr) && ferr.RetryAfter > 0 {
 			st.FetchNotBefore = r.now().Add(min(ferr.RetryAfter, 24*time.Hour))
@@ -309,13 +301,17 @@ func (r *Runner) execute(ctx context.Context, log *slog.Logger, cfg *config.Conf
 	if !reconcile && (resp.NotModified || (resp.BodyHash != "" && resp.BodyHash == st.BodyHash && st.ConsecutiveErrors == 0)) {
 		// The feed is the version of the last complete run: nothing to
 		// write, and any mass delete the guard was counting is off.
+		r.observeFetch(sub.ID, "not_modified")
 		st.GuardRuns, st.HeldDeletes = 0, 0
 		return store.OutcomeNotModified, false, nil, nil
 	}
 	cal, err := feed.Parse(bytes.NewReader(resp.Body), feed.Options{DefaultZone: cfg.EffectiveTimeZone(sub)})
 	if err != nil {
+		// An HTML login page or a truncated body is a failed fetch too.
+		r.observeFetch(sub.ID, "error")
 		return store.OutcomeFailed, false, nil, err
 	}
+	r.observeFetch(sub.ID, "ok")
 	rep.Warnings = cal.Warnings
 	for _, w := range cal.Warnings {
 		log.Warn("feed warning", "event", w.UID, "warning", w.Message)
