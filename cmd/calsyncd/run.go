@@ -49,6 +49,10 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	a.metrics = metrics
 
 	d := subscription.NewDaemon(cfg, a.runner, a.store, log, uint64(time.Now().UnixNano()))
+	// Leases let several replicas share one database: each account is paced
+	// by the one replica holding its lease. Alone, a daemon holds them all.
+	owner := subscription.NewOwner()
+	d.UseLeases(subscription.NewLeaseKeeper(a.store, owner, cfg.Store.LeaseTTL.D(), log))
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("status endpoint: %w", err)
@@ -68,7 +72,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	if err := d.Start(ctx); err != nil {
 		return err
 	}
-	log.Info("calsyncd running", "version", version, "config", cfg.Path, "subscriptions", len(cfg.Subscriptions),
+	log.Info("calsyncd running", "version", version, "config", cfg.Path, "subscriptions", len(cfg.Subscriptions), "replica", owner,
 		"status", "http://"+ln.Addr().String()+"/")
 	_ = sdNotify("READY=1\nSTATUS=syncing " + fmt.Sprint(len(cfg.Subscriptions)) + " subscriptions")
 

@@ -138,9 +138,9 @@ svg line { stroke: #ccc; }
 </table>
 <h2 style="font-size:1.1rem;margin-top:1.5rem">Google accounts</h2>
 <table id="accounts">
-<thead><tr><th>Account</th><th class="num">Pacer spacing</th><th>Throttle window</th></tr></thead>
+<thead><tr><th>Account</th><th class="num">Pacer spacing</th><th>Throttle window</th><th>Replica</th></tr></thead>
 <tbody>
-{{range .Accounts}}<tr><td>{{.Name}}</td><td class="num">{{.SpacingMS}} ms</td><td>{{if .ThrottleUntil}}writes deferred until {{when .ThrottleUntil}} ({{.ThrottleClass}}){{else}}none{{end}}</td></tr>
+{{range .Accounts}}<tr><td>{{.Name}}</td><td class="num">{{.SpacingMS}} ms</td><td>{{if .ThrottleUntil}}writes deferred until {{when .ThrottleUntil}} ({{.ThrottleClass}}){{else}}none{{end}}</td><td>{{with .Lease}}{{.Owner}} {{if .Expired}}(lease expired){{else}}until {{.ExpiresAt.Local.Format "15:04:05"}}{{end}}{{else}}—{{end}}</td></tr>
 {{end}}</tbody>
 </table>
 </body>

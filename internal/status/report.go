@@ -23,6 +23,7 @@ type Source interface {
 	CountMappings(ctx context.Context, subscriptionID string) (int, error)
 	Rejections(ctx context.Context, subscriptionID string) ([]mapping.Rejection, error)
 	Accounts(ctx context.Context) ([]store.AccountState, error)
+	Leases(ctx context.Context) ([]store.Lease, error)
 	Ping(ctx context.Context) error
 }
 
@@ -103,12 +104,23 @@ type ErrorReport struct {
 	Detail  string `json:"detail"`
 }
 
-// Account is one Google account's pacing state.
+// Account is one Google account's pacing state and which replica works
+// on it.
 type Account struct {
 	Name          string     `json:"name"`
 	SpacingMS     int64      `json:"pacer_spacing_ms"`
 	ThrottleUntil *time.Time `json:"throttle_window_until,omitempty"`
 	ThrottleClass string     `json:"throttle_class,omitempty"`
+	Lease         *Lease     `json:"lease,omitempty"`
+}
+
+// Lease is the replica holding an account's work.
+type Lease struct {
+	Owner     string    `json:"owner"`
+	ExpiresAt time.Time `json:"expires_at"`
+	// Expired leases belong to a replica that stopped; another takes the
+	// account over.
+	Expired bool `json:"expired"`
 }
 
 // historyLen is how many runs the page charts.
@@ -225,6 +237,17 @@ func Build(ctx context.Context, src Source, cfg *config.Config, sched Scheduler,
 			t := p.ThrottleUntil
 			acc.ThrottleUntil, acc.ThrottleClass = &t, p.ThrottleClass
 		}
+	}
+	leases, err := src.Leases(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range leases {
+		acc := accounts[l.Account]
+		if acc == nil {
+			continue
+		}
+		acc.Lease = &Lease{Owner: l.Owner, ExpiresAt: l.ExpiresAt, Expired: !l.HeldAt(now)}
 	}
 	for _, a := range accounts {
 		rep.Accounts = append(rep.Accounts, *a)

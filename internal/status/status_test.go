@@ -79,6 +79,9 @@ func fixture(t *testing.T) (*store.Store, *config.Config) {
 		t.Fatal(err)
 	}
 	_ = st.SaveAccount(ctx, store.AccountState{Name: "default", ThrottleUntil: t0.Add(10 * time.Minute), ThrottleClass: "rate_limited", Spacing: 400 * time.Millisecond})
+	if _, ok, err := st.ClaimLease(ctx, "default", "node-a/4242/beef", time.Minute); !ok || err != nil {
+		t.Fatalf("lease: %v %v", ok, err)
+	}
 	return st, cfg
 }
 
@@ -276,7 +279,7 @@ func TestWriteTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, want := range []string{"SUBSCRIPTION", "team", "holidays", "ERROR", "feed_rejected", "rejected by Google", "rate_limited", "400ms"} {
+	for _, want := range []string{"SUBSCRIPTION", "team", "holidays", "ERROR", "feed_rejected", "rejected by Google", "rate_limited", "400ms", "node-a/4242/beef"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}

@@ -40,13 +40,19 @@ func WriteTable(w io.Writer, rep *Report) error {
 	if len(rep.Accounts) > 0 {
 		fmt.Fprintln(w)
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ACCOUNT\tSPACING\tTHROTTLED UNTIL")
+		fmt.Fprintln(tw, "ACCOUNT\tSPACING\tTHROTTLED UNTIL\tREPLICA\tLEASE EXPIRES")
 		for _, a := range rep.Accounts {
-			until := "-"
+			until, owner, expires := "-", "-", "-"
 			if a.ThrottleUntil != nil {
 				until = a.ThrottleUntil.Local().Format(time.DateTime) + " (" + a.ThrottleClass + ")"
 			}
-			fmt.Fprintf(tw, "%s\t%dms\t%s\n", a.Name, a.SpacingMS, until)
+			if a.Lease != nil {
+				owner, expires = a.Lease.Owner, a.Lease.ExpiresAt.Local().Format(time.DateTime)
+				if a.Lease.Expired {
+					expires += " (expired)"
+				}
+			}
+			fmt.Fprintf(tw, "%s\t%dms\t%s\t%s\t%s\n", a.Name, a.SpacingMS, until, owner, expires)
 		}
 		if err := tw.Flush(); err != nil {
 			return err

@@ -87,6 +87,27 @@ func (s *Store) ExtendLease(ctx context.Context, account, owner string, ttl time
 	return Lease{Account: account, Owner: owner, ExpiresAt: fromMS(expires)}, nil
 }
 
+// TakeOverLease moves a lease from a holder known to be dead (a process on
+// this host that no longer exists) to owner, without waiting for the expiry.
+// It succeeds only if from still holds the row, so two replicas taking over
+// the same dead holder cannot both win.
+func (s *Store) TakeOverLease(ctx context.Context, account, from, owner string, ttl time.Duration) (Lease, bool, error) {
+	if err := checkLeaseArgs(account, owner, ttl); err != nil {
+		return Lease{}, false, err
+	}
+	now := s.Now()
+	var expires int64
+	err := s.queryRow(ctx, `UPDATE leases SET owner = ?, expires_at = ? WHERE account = ? AND owner = ? RETURNING expires_at`,
+		owner, ms(now.Add(ttl)), account, from).Scan(&expires)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Lease{}, false, nil
+	}
+	if err != nil {
+		return Lease{}, false, fmt.Errorf("store: take over lease on %s: %w", account, err)
+	}
+	return Lease{Account: account, Owner: owner, ExpiresAt: fromMS(expires)}, true, nil
+}
+
 // ReleaseLease gives the account back (on shutdown) so another replica can
 // take it without waiting for the expiry. Only the owner can release; for
 // anyone else it changes nothing and returns ErrLeaseLost.

@@ -323,3 +323,40 @@ func (c *clock) Set(t time.Time) {
 	defer c.mu.Unlock()
 	c.now = t
 }
+
+func TestLeaseTakeOverFromADeadHolder(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, db testDB) {
+		clk := &clock{now: testNow}
+		r := replicas(t, db, 3, clk)
+		ctx := context.Background()
+		if _, ok, err := r[0].ClaimLease(ctx, "work", "dead", ttl); !ok || err != nil {
+			t.Fatalf("claim: %v %v", ok, err)
+		}
+		// Two survivors race to take over the dead holder's lease: one wins.
+		var wins int
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for i, s := range r[1:] {
+			wg.Go(func() {
+				if _, ok, err := s.TakeOverLease(ctx, "work", "dead", fmt.Sprint("survivor", i), ttl); err != nil {
+					t.Error(err)
+				} else if ok {
+					mu.Lock()
+					wins++
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		if wins != 1 {
+			t.Fatalf("%d survivors took the lease over, want 1", wins)
+		}
+		// Taking over from someone who no longer holds it does nothing.
+		if _, ok, _ := r[0].TakeOverLease(ctx, "work", "dead", "late", ttl); ok {
+			t.Fatal("took over a lease its holder had already lost")
+		}
+		if ls, _ := r[0].Leases(ctx); len(ls) != 1 || ls[0].Owner == "dead" || !ls[0].HeldAt(testNow) {
+			t.Fatalf("leases = %+v", ls)
+		}
+	})
+}

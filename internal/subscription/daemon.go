@@ -52,6 +52,44 @@ type Daemon struct {
 	work       context.Context
 	cancelWork context.CancelFunc
 	drain      chan struct{}
+
+	// leases, when set, make this daemon one of several replicas: it runs
+	// only the subscriptions of accounts whose lease it holds.
+	leases     *LeaseKeeper
+	stopLeases context.CancelFunc
+}
+
+// UseLeases makes the daemon take turns with other replicas through account
+// leases. Call it before Start.
+func (d *Daemon) UseLeases(k *LeaseKeeper) { d.leases = k }
+
+// accounts lists the accounts of the configured subscriptions.
+func (d *Daemon) accounts() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range d.cfg.Subscriptions {
+		if a := s.AccountName(); !seen[a] {
+			seen[a] = true
+			out = append(out, a)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// runContext is the context of one run of an account's subscription, and
+// whether this replica may run it at all.
+func (d *Daemon) runContext(account string) (context.Context, context.CancelFunc, bool) {
+	if d.leases == nil {
+		return d.work, func() {}, true
+	}
+	if !d.leases.Holds(account) {
+		return nil, nil, false
+	}
+	ctx, cancel := d.leases.Bind(d.work, account)
+	return ctx, cancel, true
 }
 
 type entry struct {
@@ -84,6 +122,15 @@ func (d *Daemon) Start(ctx context.Context) error {
 	}
 	d.work, d.cancelWork = context.WithCancel(context.WithoutCancel(ctx))
 	d.cadence = NewCadence(base, d.runner.now())
+	if d.leases != nil {
+		// Claim what we can before scheduling, so the catch-up runs are ours.
+		d.mu.Unlock()
+		d.leases.renew(ctx, d.accounts())
+		d.mu.Lock()
+		var lctx context.Context
+		lctx, d.stopLeases = context.WithCancel(context.WithoutCancel(ctx))
+		go d.leases.Keep(lctx, d.accounts)
+	}
 	d.cron = cron.New(cron.WithParser(config.CronParser), cron.WithLocation(time.Local))
 	for _, sub := range d.cfg.Subscriptions {
 		d.add(ctx, sub)
@@ -138,7 +185,13 @@ func (d *Daemon) scheduled(id string) {
 			return
 		}
 	}
-	if _, err := d.runner.Sync(d.work, sub, Options{Scheduled: true, Drain: d.drain}); err != nil && !errors.Is(err, ErrBusy) {
+	ctx, cancel, ok := d.runContext(sub.AccountName())
+	if !ok {
+		d.log.Debug("another replica holds the account; not running", "subscription", id, "account", sub.AccountName())
+		return
+	}
+	defer cancel()
+	if _, err := d.runner.Sync(ctx, sub, Options{Scheduled: true, Drain: d.drain}); err != nil && !errors.Is(err, ErrBusy) {
 		d.log.Error("sync could not run", "subscription", id, "error", err)
 	}
 }
@@ -207,6 +260,11 @@ func (d *Daemon) Trigger(id string, opts Options) (int64, error) {
 	sub := e.sub
 	d.inflight.Add(1)
 	d.mu.Unlock()
+	ctx, cancel, ok := d.runContext(sub.AccountName())
+	if !ok {
+		d.inflight.Done()
+		return 0, fmt.Errorf("%w %s; trigger the sync on the replica that holds it", ErrLeaseHeld, sub.AccountName())
+	}
 
 	started := make(chan int64, 1)
 	failed := make(chan error, 1)
@@ -214,7 +272,8 @@ func (d *Daemon) Trigger(id string, opts Options) (int64, error) {
 	opts.Drain = d.drain
 	go func() {
 		defer d.inflight.Done()
-		if _, err := d.runner.Sync(d.work, sub, opts); err != nil {
+		defer cancel()
+		if _, err := d.runner.Sync(ctx, sub, opts); err != nil {
 			failed <- err
 		}
 	}()
@@ -309,6 +368,9 @@ func (d *Daemon) pruneRemoved(ctx context.Context, cfg *config.Config) {
 		if _, ok := cfg.Subscription(st.ID); ok {
 			continue
 		}
+		if d.leases != nil && !d.leases.Holds(st.Account) {
+			continue // the replica holding the account prunes it
+		}
 		if !cfg.Sync.PruneOnRemove {
 			d.log.Info("subscription removed from the configuration; its events stay in Google (set sync.prune_on_remove to delete them)",
 				"subscription", st.ID)
@@ -344,17 +406,22 @@ func (d *Daemon) Shutdown(ctx context.Context) error {
 		d.inflight.Wait()
 		close(done)
 	}()
+	var err error
 	select {
 	case <-done:
-		d.cancelWork()
 		d.log.Info("scheduler stopped; every run finished")
-		return nil
 	case <-ctx.Done():
 		d.log.Warn("shutdown deadline passed; cancelling the runs still going")
 		d.cancelWork()
 		<-done
-		return ctx.Err()
+		err = ctx.Err()
 	}
+	d.cancelWork()
+	if d.leases != nil {
+		d.stopLeases()
+		d.leases.Release(context.WithoutCancel(ctx))
+	}
+	return err
 }
 
 // Prune deletes every event a subscription wrote, through the paced writer,
