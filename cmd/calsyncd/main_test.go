@@ -126,3 +126,15 @@ func TestUnknownCommand(t *testing.T) {
 		t.Fatal("exitError")
 	}
 }
+
+func TestRunRefusesToListenBeyondLoopbackWithoutAToken(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "config.yaml", "state_dir: state\nlisten: 0.0.0.0:8765\n")
+	_, stderr, code := run(t, "run", "--config", cfg)
+	if code != 1 || !strings.Contains(stderr, "requires status.token") {
+		t.Fatalf("code %d, stderr %q", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "state")); err == nil {
+		t.Error("the daemon created its state before refusing")
+	}
+}
