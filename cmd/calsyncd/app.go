@@ -5,30 +5,58 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
-	"golang.org/x/oauth2/google"
 	calendar "google.golang.org/api/calendar/v3"
-	"google.golang.org/api/option"
 
 	"github.com/calsyncd/calsyncd/internal/config"
 	"github.com/calsyncd/calsyncd/internal/feed"
 	"github.com/calsyncd/calsyncd/internal/gcalwriter"
+	"github.com/calsyncd/calsyncd/internal/googleauth"
+	"github.com/calsyncd/calsyncd/internal/status"
 	"github.com/calsyncd/calsyncd/internal/store"
 	"github.com/calsyncd/calsyncd/internal/subscription"
 )
 
 // app is everything a command needs, wired from the configuration.
 type app struct {
-	cfg    *config.Config
 	log    *slog.Logger
 	store  *store.Store
 	runner *subscription.Runner
 
+	metrics *status.Metrics // nil outside the daemon
+
 	mu      sync.Mutex
+	cfg     *config.Config
 	writers map[string]*gcalwriter.Writer
+}
+
+// pacers reports the live pacing state of every account with a writer.
+func (a *app) pacers() []status.Pacer {
+	return nil
+}
+
+func (a *app) config() *config.Config {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.cfg
+}
+
+// setConfig swaps the configuration after a reload. Writers of accounts
+// whose settings changed are dropped, so the next run builds them anew.
+func (a *app) setConfig(cfg *config.Config) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for name := range a.writers {
+		oldAcct, _ := a.cfg.AccountByName(name)
+		newAcct, ok := cfg.AccountByName(name)
+		if !ok || oldAcct != newAcct || a.cfg.Writer != cfg.Writer {
+			delete(a.writers, name)
+		}
+	}
+	a.cfg = cfg
 }
 
 func newLogger(w io.Writer, c config.Log) *slog.Logger {
@@ -67,7 +95,8 @@ func openApp(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, e
 		Writer: func(account string) (subscription.Writer, error) {
 			return a.writer(ctx, account)
 		},
-		Log: log,
+		Locker: subscription.FileLocker{Dir: filepath.Join(cfg.StateDir, "locks")},
+		Log:    log,
 	}
 	return a, nil
 }
@@ -82,45 +111,29 @@ func (a *app) writer(ctx context.Context, account string) (*gcalwriter.Writer, e
 	if w, ok := a.writers[account]; ok {
 		return w, nil
 	}
-	acct, ok := a.cfg.AccountByName(account)
-	if !ok {
-		return nil, fmt.Errorf("unknown account %q", account)
-	}
-	svc, err := newCalendarService(ctx, acct)
+	svc, err := newCalendarService(ctx, a.cfg, account, a.log)
 	if err != nil {
 		return nil, err
 	}
-	w := gcalwriter.New(svc, gcalwriter.Options{Logger: a.log.With("account", account)})
+	w := gcalwriter.New(svc, gcalwriter.Options{Logger: a.log.With("account", account), Account: account, Memory: a.store,
+		Concurrency: a.cfg.Writer.Concurrency, Spacing: a.cfg.Writer.Spacing.D(), MaxSpacing: a.cfg.Writer.MaxSpacing.D(),
+		MaxAttempts: a.cfg.Writer.MaxAttempts, MaxRetryWait: a.cfg.Writer.MaxRetryWait.D(), BackfillShare: a.cfg.Writer.BackfillShare,
+		BackfillThreshold: a.cfg.Writer.BackfillThreshold, RequestTimeout: a.cfg.Writer.RequestTimeout.D()})
 	a.writers[account] = w
 	return w, nil
 }
 
 // newCalendarService builds the Google client for an account. With an
-// endpoint (an emulator) and no credentials it runs unauthenticated.
-func newCalendarService(ctx context.Context, acct config.Account) (*calendar.Service, error) {
-	var opts []option.ClientOption
-	if acct.Endpoint != "" {
-		opts = append(opts, option.WithEndpoint(acct.Endpoint))
-	}
-	switch {
-	case acct.CredentialsFile == "" && acct.Endpoint != "":
-		opts = append(opts, option.WithoutAuthentication())
-	case acct.CredentialsFile == "":
-		return nil, fmt.Errorf("account %s: google.credentials_file is not set", acct.Name)
-	default:
-		data, err := os.ReadFile(acct.CredentialsFile)
-		if err != nil {
-			return nil, fmt.Errorf("account %s: read credentials: %w", acct.Name, err)
-		}
-		creds, err := google.CredentialsFromJSONWithType(ctx, data, google.ServiceAccount, calendar.CalendarEventsScope, calendar.CalendarReadonlyScope)
-		if err != nil {
-			return nil, fmt.Errorf("account %s: credentials: %w", acct.Name, err)
-		}
-		opts = append(opts, option.WithTokenSource(creds.TokenSource))
-	}
-	svc, err := calendar.NewService(ctx, opts...)
+// endpoint (an emulator) and no credentials it runs unauthenticated. Its
+// failures that a person must fix are *googleauth.Error.
+func newCalendarService(ctx context.Context, cfg *config.Config, account string, log *slog.Logger) (*calendar.Service, error) {
+	creds, err := googleauth.Load(ctx, cfg, account, googleauth.Options{Logger: log.With("account", account)})
 	if err != nil {
-		return nil, fmt.Errorf("account %s: %w", acct.Name, err)
+		return nil, err
+	}
+	svc, err := calendar.NewService(ctx, creds.ClientOptions()...)
+	if err != nil {
+		return nil, fmt.Errorf("account %s: %w", account, err)
 	}
 	return svc, nil
 }

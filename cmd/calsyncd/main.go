@@ -79,7 +79,9 @@ type command interface {
 
 func (m *Main) commands() map[string]command {
 	return map[string]command{
+		"auth":     &authCommand{m: m},
 		"demo":     &demoCommand{m: m},
+		"run":      &runCommand{m: m},
 		"status":   &statusCommand{m: m},
 		"sync":     &syncCommand{m: m},
 		"validate": &validateCommand{m: m},

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/calsyncd/calsyncd/internal/gcalfake"
+	"github.com/calsyncd/calsyncd/internal/status"
 )
 
 func run(t *testing.T, args ...string) (stdout, stderr string, code int) {
@@ -98,9 +99,7 @@ subscriptions:
 	if code != 0 {
 		t.Fatalf("status: code %d", code)
 	}
-	var st struct {
-		Subscriptions []statusEntry `json:"subscriptions"`
-	}
+	var st status.Report
 	if err := json.Unmarshal([]byte(out), &st); err != nil || len(st.Subscriptions) != 2 {
 		t.Fatalf("status --json = %s (%v)", out, err)
 	}
@@ -108,7 +107,7 @@ subscriptions:
 		if s.ID == "team" && (s.EventsMapped != 6 || s.State != "ACTIVE") {
 			t.Errorf("team status = %+v", s)
 		}
-		if s.ID == "broken" && (s.ConsecutiveErrors != 1 || s.LastErrorClass != "auth") {
+		if s.ID == "broken" && (s.ConsecutiveErrors != 1 || s.LastError == nil || s.LastError.Class != "auth") {
 			t.Errorf("broken status = %+v", s)
 		}
 	}

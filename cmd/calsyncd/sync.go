@@ -6,8 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
+	"net/url"
 	"sync"
 	"text/tabwriter"
+	"time"
 
 	"github.com/calsyncd/calsyncd/internal/config"
 	"github.com/calsyncd/calsyncd/internal/store"
@@ -19,10 +23,12 @@ type syncCommand struct{ m *Main }
 func (c *syncCommand) Synopsis() string { return "sync subscriptions once, then exit" }
 
 func (c *syncCommand) Run(ctx context.Context, args []string) error {
-	fs := c.m.newFlagSet("sync", "sync --config FILE [--json] [--allow-deletes] [ID ...]")
+	fs := c.m.newFlagSet("sync", "sync --config FILE [--json] [--allow-deletes] [--reconcile] [--strict-perms] [ID ...]")
 	cfgPath := fs.String("config", "", "configuration file")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	allowDeletes := fs.Bool("allow-deletes", false, "release deletes held by the mass-delete guard")
+	reconcile := fs.Bool("reconcile", false, "compare Google with the database and repair drift (deleted or duplicated events)")
+	strictPerms := fs.Bool("strict-perms", false, "refuse to run when a key or token file is accessible to group or others")
 	if err := fs.Parse(args); err != nil {
 		return &exitError{code: 2, err: err}
 	}
@@ -35,18 +41,57 @@ func (c *syncCommand) Run(ctx context.Context, args []string) error {
 		return &exitError{code: 2, err: err}
 	}
 	log := newLogger(c.m.Stderr, cfg.Log)
+	if err := checkSecretFiles(log, cfg, *strictPerms); err != nil {
+		return err
+	}
 	a, err := openApp(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
 
+	// Take the accounts' leases like a replica would, so a one-shot sync
+	// never paces an account alongside a running daemon.
+	keeper := subscription.NewLeaseKeeper(a.store, subscription.NewOwner(), cfg.Store.LeaseTTL.D(), log)
+	accounts := map[string]bool{}
+	holders := map[string]string{}
+	for _, s := range subs {
+		acct := s.AccountName()
+		if _, done := accounts[acct]; done {
+			continue
+		}
+		ok, holder, err := keeper.Acquire(ctx, acct)
+		if err != nil {
+			return err
+		}
+		accounts[acct] = ok
+		holders[acct] = holder.Owner
+	}
+	var held []string
+	for acct, ok := range accounts {
+		if ok {
+			held = append(held, acct)
+		}
+	}
+	keepCtx, stopKeeping := context.WithCancel(ctx)
+	go keeper.Keep(keepCtx, func() []string { return held })
+	defer func() {
+		stopKeeping()
+		keeper.Release(context.WithoutCancel(ctx))
+	}()
+
 	reports := make([]subscription.Report, len(subs))
 	errs := make([]error, len(subs))
 	var wg sync.WaitGroup
 	for i, sub := range subs {
+		if !accounts[sub.AccountName()] {
+			errs[i] = fmt.Errorf("%w %s (%s)", subscription.ErrLeaseHeld, sub.AccountName(), holders[sub.AccountName()])
+			continue
+		}
 		wg.Go(func() {
-			reports[i], errs[i] = a.runner.Sync(ctx, sub, subscription.Options{AllowDeletes: *allowDeletes})
+			runCtx, cancel := keeper.Bind(ctx, sub.AccountName())
+			defer cancel()
+			reports[i], errs[i] = a.runner.Sync(runCtx, sub, subscription.Options{AllowDeletes: *allowDeletes, Reconcile: *reconcile})
 		})
 	}
 	wg.Wait()
@@ -61,6 +106,21 @@ func (c *syncCommand) Run(ctx context.Context, args []string) error {
 	}
 	failed := 0
 	for i, rep := range reports {
+		if errors.Is(errs[i], subscription.ErrBusy) {
+			fmt.Fprintf(c.m.Stderr, "calsyncd: %s: already being synced by another process; skipped\n", subs[i].ID)
+			continue
+		}
+		if errors.Is(errs[i], subscription.ErrLeaseHeld) {
+			// A daemon holds the account: ask it to run the sync instead.
+			if runID, err := handOff(ctx, cfg, subs[i].ID); err == nil {
+				fmt.Fprintf(c.m.Stderr, "calsyncd: %s: a running daemon holds its account; handed the sync to it as run %d (see calsyncd status)\n", subs[i].ID, runID)
+				continue
+			} else {
+				fmt.Fprintf(c.m.Stderr, "calsyncd: %s: %v, and the daemon's status endpoint did not take the sync: %v\n", subs[i].ID, errs[i], err)
+				failed++
+				continue
+			}
+		}
 		if errs[i] != nil {
 			fmt.Fprintf(c.m.Stderr, "calsyncd: %s: %v\n", subs[i].ID, errs[i])
 			failed++
@@ -76,6 +136,40 @@ func (c *syncCommand) Run(ctx context.Context, args []string) error {
 		return &exitError{code: 1, err: fmt.Errorf("%d of %d subscriptions failed or are not ACTIVE", failed, len(subs))}
 	}
 	return nil
+}
+
+// handOff asks the daemon's status endpoint to run a subscription now.
+func handOff(ctx context.Context, cfg *config.Config, id string) (int64, error) {
+	host, port, err := net.SplitHostPort(cfg.Listen)
+	if err != nil {
+		return 0, err
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+net.JoinHostPort(host, port)+"/subscriptions/"+url.PathEscape(id)+"/sync", nil)
+	if err != nil {
+		return 0, err
+	}
+	if cfg.Status.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+cfg.Status.Token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("cannot reach it: %w", errors.Unwrap(err))
+	}
+	defer resp.Body.Close()
+	var body struct {
+		RunID int64  `json:"run_id"`
+		Error string `json:"error"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&body)
+	if resp.StatusCode != http.StatusAccepted {
+		return 0, fmt.Errorf("it answered %s: %s", resp.Status, body.Error)
+	}
+	return body.RunID, nil
 }
 
 func selectSubscriptions(cfg *config.Config, ids []string) ([]config.Subscription, error) {

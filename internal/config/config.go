@@ -52,6 +52,9 @@ type Status struct {
 type Store struct {
 	Driver string `yaml:"driver"` // sqlite | postgres
 	DSN    string `yaml:"dsn"`    // sqlite: a file path (default <state_dir>/calsyncd.db)
+	// LeaseTTL is how long a replica keeps an account's work after it stops
+	// heartbeating (the visibility timeout).
+	LeaseTTL Duration `yaml:"lease_ttl"`
 }
 
 // Account is one Google identity the daemon writes as.
@@ -141,7 +144,7 @@ func Default() *Config {
 		Listen:   "127.0.0.1:8765",
 		Schedule: "@hourly",
 		Log:      Log{Format: "text", Level: "info"},
-		Store:    Store{Driver: "sqlite"},
+		Store:    Store{Driver: "sqlite", LeaseTTL: Duration(60 * time.Second)},
 		Writer: Writer{
 			Concurrency:       2,
 			Spacing:           Duration(250 * time.Millisecond),

@@ -57,6 +57,9 @@ func (c *Config) validate(d *decoder) Errors {
 	default:
 		bad("store.driver", "must be sqlite or postgres, got %q", c.Store.Driver)
 	}
+	if c.Store.LeaseTTL.D() < 100*time.Millisecond {
+		bad("store.lease_ttl", "must be at least 100ms (default 60s)")
+	}
 
 	if c.Google.Name != "" {
 		bad("google.name", "the google block is the default account; name accounts under accounts:")

@@ -69,7 +69,10 @@ func (p Plan) Ops() []Op {
 // Compute plans the writes that make Google match desired. Events with the
 // same key as an earlier one are ignored (the feed package resolves
 // duplicates before this). An event whose content hash matches a rejection
-// is not sent again.
+// is not sent again. A cancelled event that is not an overridden instance
+// (STATUS:CANCELLED on a single event or a whole series) is not wanted: it is
+// never created, and deleted if we wrote it before; a cancelled instance is
+// written, because Google models it as a cancelled exception.
 func Compute(desired []feed.Event, mapped []mapping.Mapping, rejected []mapping.Rejection) Plan {
 	have := make(map[mapping.Key]*mapping.Mapping, len(mapped))
 	for i := range mapped {
@@ -84,6 +87,9 @@ func Compute(desired []feed.Event, mapped []mapping.Mapping, rejected []mapping.
 	for i := range desired {
 		ev := &desired[i]
 		k := ev.Key()
+		if ev.Status == feed.StatusCancelled && ev.RecurrenceID == "" {
+			continue
+		}
 		if want[k] {
 			continue
 		}

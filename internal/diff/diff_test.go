@@ -107,3 +107,16 @@ func TestCompute(t *testing.T) {
 		})
 	}
 }
+
+func TestCancelledSingleEventsAreNotWanted(t *testing.T) {
+	cancelled := ev("gone", "", "2")
+	cancelled.Status = feed.StatusCancelled
+	newCancelled := ev("never", "", "1")
+	newCancelled.Status = feed.StatusCancelled
+	instance := ev("series", "20270105T090000Z", "1")
+	instance.Status = feed.StatusCancelled
+	p := diff.Compute([]feed.Event{cancelled, newCancelled, instance}, []mapping.Mapping{mp("gone", "", "1")}, nil)
+	if got := fmt.Sprint(render(p)); got != "[create series@20270105T090000Z delete gone]" {
+		t.Errorf("ops = %s", got)
+	}
+}

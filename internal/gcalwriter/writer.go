@@ -36,6 +36,10 @@ type Batch struct {
 	// account's slots. A plan larger than Options.BackfillThreshold is a
 	// backfill whether or not this is set.
 	Backfill bool
+	// Drain, when closed, stops the batch from starting new writes; writes
+	// already sent finish and are persisted (graceful shutdown). What is
+	// left is Skipped.
+	Drain <-chan struct{}
 }
 
 // Result counts what a batch did. Every op lands in exactly one of
@@ -233,6 +237,7 @@ func New(svc *calendar.Service, opts Options) *Writer {
 var (
 	errThrottled = errors.New("gcalwriter: deferred: Google throttled the account")
 	errStopped   = errors.New("gcalwriter: not attempted: the batch stopped")
+	errDraining  = errors.New("gcalwriter: not attempted: draining for shutdown")
 )
 
 // classStopped marks our own stop sentinels for the op logic.
@@ -312,6 +317,20 @@ func (w *Writer) Apply(ctx context.Context, b Batch, p Persister) Result {
 	br.res.Backfill = backfill
 	br.gate, br.cancel = context.WithCancelCause(ctx)
 	defer br.cancel(nil)
+	if b.Drain != nil {
+		select {
+		case <-b.Drain:
+			br.stop(errDraining)
+		default:
+		}
+		go func() {
+			select {
+			case <-b.Drain:
+				br.stop(errDraining)
+			case <-br.gate.Done():
+			}
+		}()
+	}
 
 	if until, ok := w.throttled(w.clock.Now()); ok {
 		br.res.Deferred = len(b.Ops)

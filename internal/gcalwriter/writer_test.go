@@ -563,3 +563,56 @@ func TestBackfillIsMarked(t *testing.T) {
 		}
 	})
 }
+
+func TestDrainFinishesInFlightWritesAndSkipsTheRest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, gcalfake.Options{Latency: 400 * time.Millisecond})
+		w := h.writer("alice", gcalwriter.Options{})
+		drain := make(chan struct{})
+		time.AfterFunc(2*time.Second, func() { close(drain) })
+		p := newMem()
+		ops := creates(events(30))
+		res := w.Apply(context.Background(), gcalwriter.Batch{SubscriptionID: sub, CalendarID: cal, Ops: ops, Drain: drain}, p)
+		checkAccounted(t, res, len(ops))
+		if res.Created == 0 || res.Skipped == 0 || res.Deferred != 0 || res.Err != nil {
+			t.Fatalf("result %+v", res)
+		}
+		// Every write Google accepted was persisted, including those in flight
+		// when the drain began.
+		if n := len(h.fake.Events(cal)); n != res.Created || len(p.mappings()) != n {
+			t.Errorf("%d events in Google, %d created, %d persisted", n, res.Created, len(p.mappings()))
+		}
+		closed := make(chan struct{})
+		close(closed)
+		res = w.Apply(context.Background(), gcalwriter.Batch{SubscriptionID: sub, CalendarID: cal, Ops: ops, Drain: closed}, p)
+		if res.Skipped != len(ops) {
+			t.Errorf("a batch drained before it began: %+v", res)
+		}
+	})
+}
+
+func TestListOwned(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, gcalfake.Options{})
+		w := h.writer("alice", gcalwriter.Options{})
+		p := newMem()
+		evs := events(3)
+		apply(t, w, p, creates(evs)...)
+		h.fake.Delete(cal, p.mapping(evs[0].Key()).EventID)
+		h.fake.Seed(cal, &calendar.Event{Summary: "a person's own",
+			Start: &calendar.EventDateTime{Date: "2027-01-01"}, End: &calendar.EventDateTime{Date: "2027-01-02"}})
+		owned, err := w.ListOwned(context.Background(), cal, sub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(owned) != 3 {
+			t.Fatalf("%d owned events, want 3: %+v", len(owned), owned)
+		}
+		for _, o := range owned {
+			m := p.mapping(o.Key)
+			if o.EventID != m.EventID || o.Hash != m.Hash || o.Cancelled != (o.Key == evs[0].Key()) {
+				t.Errorf("owned %+v, mapping %+v", o, m)
+			}
+		}
+	})
+}

@@ -1,7 +1,9 @@
 // Package store persists calsyncd's state in one database: subscription
 // state, event mappings, rejections, the history of sync runs, per-account
 // throttle memory and work leases. SQLite (one file in state_dir) is the
-// default; schema changes are versioned migrations embedded in the binary.
+// default; PostgreSQL lets several replicas share one database. The same
+// queries serve both, and schema changes are versioned migrations embedded
+// in the binary, one directory per driver.
 package store
 
 import (
@@ -19,7 +21,7 @@ import (
 	"strings"
 	"time"
 
-	_ "github.com/mattn/go-sqlite3" // the "sqlite3" database/sql driver
+	"github.com/mattn/go-sqlite3" // also registers the "sqlite3" database/sql driver
 )
 
 //go:embed migrations
@@ -32,17 +34,21 @@ var ErrNotFound = errors.New("store: not found")
 type Store struct {
 	db     *sql.DB
 	driver string
-	// Now is read once per write; tests replace it.
+	// Now is read once per write; tests replace it. Lease expiries written
+	// by one replica are compared with another's Now, so replicas' clocks
+	// must agree (NTP) to well within a lease's lifetime.
 	Now func() time.Time
 }
 
 // Open opens (creating if needed) the database and applies pending
-// migrations. driver is "sqlite" (dsn: a file path) or another registered
-// dialect.
+// migrations. driver is "sqlite" (dsn: a file path) or "postgres" (dsn: a
+// postgres:// URL or a key=value connection string). Errors never quote a
+// postgres DSN: it may hold a password.
 func Open(ctx context.Context, driver, dsn string) (*Store, error) {
 	var (
-		db  *sql.DB
-		err error
+		db     *sql.DB
+		secret string // text no error may show
+		err    error
 	)
 	switch driver {
 	case "sqlite", "":
@@ -57,30 +63,49 @@ func Open(ctx context.Context, driver, dsn string) (*Store, error) {
 		q.Set("_txlock", "immediate")
 		q.Set("_synchronous", "FULL")
 		db, err = sql.Open("sqlite3", "file:"+dsn+"?"+q.Encode())
-	default:
-		opener, ok := dialects[driver]
-		if !ok {
-			return nil, fmt.Errorf("store: unknown driver %q", driver)
+	case "postgres":
+		db, secret, err = openPostgres(dsn)
+		if err != nil {
+			return nil, err // already says what is wrong, without the DSN
 		}
-		db, err = opener(dsn)
+	default:
+		return nil, fmt.Errorf("store: unknown driver %q", driver)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: open: %w", err)
 	}
 	s := &Store{db: db, driver: driver, Now: time.Now}
-	if err := db.PingContext(ctx); err != nil {
+	if err := s.firstPing(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("store: open %s database: %w", driver, err)
+		return nil, redact(fmt.Errorf("store: open %s database: %w", driver, err), secret)
 	}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
-		return nil, err
+		return nil, redact(err, secret)
 	}
 	return s, nil
 }
 
-// dialects lets other drivers (PostgreSQL) register an opener.
-var dialects = map[string]func(dsn string) (*sql.DB, error){}
+// firstPing checks the database answers. A new SQLite file switches to WAL
+// on its first connection, and a connection that loses that race to another
+// process gets SQLITE_BUSY at once (SQLite skips the busy handler where
+// waiting could deadlock); the loser succeeds a moment later, once the file
+// is in WAL mode, so it is retried briefly.
+func (s *Store) firstPing(ctx context.Context) error {
+	const attempts, pause = 50, 20 * time.Millisecond
+	for i := 1; ; i++ {
+		err := s.db.PingContext(ctx)
+		var sqliteErr sqlite3.Error
+		if err == nil || i == attempts || !errors.As(err, &sqliteErr) || sqliteErr.Code != sqlite3.ErrBusy {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(pause):
+		}
+	}
+}
 
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
@@ -92,7 +117,20 @@ func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
 func (s *Store) Driver() string { return s.driver }
 
 func (s *Store) migrate(ctx context.Context) error {
-	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)`); err != nil {
+	err := s.inMigrationTx(ctx, func(tx *sql.Tx) error {
+		if s.driver == "postgres" {
+			// PostgreSQL checks the CREATE privilege even for CREATE TABLE
+			// IF NOT EXISTS; a role limited to reading and writing rows must
+			// still start once an owner has migrated the schema.
+			var exists bool
+			if err := tx.QueryRowContext(ctx, `SELECT to_regclass('schema_migrations') IS NOT NULL`).Scan(&exists); err != nil || exists {
+				return err
+			}
+		}
+		_, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)`)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("store: create migrations table: %w", err)
 	}
 	dir := "migrations/" + s.driver
@@ -119,30 +157,54 @@ func (s *Store) migrate(ctx context.Context) error {
 	return nil
 }
 
+// inMigrationTx runs fn in a transaction that holds the migration lock, so
+// replicas starting together apply each migration exactly once. On SQLite
+// every write transaction already begins IMMEDIATE (one writer per file).
+// On PostgreSQL a transaction-scoped advisory lock, keyed by the schema,
+// serialises migrators; it is released by commit, rollback or a dropped
+// connection, so a replica that dies mid-migration blocks no one.
+func (s *Store) inMigrationTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if s.driver == "postgres" {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext('calsyncd.migrate'), hashtext(COALESCE(current_schema(), '')))`); err != nil {
+			return fmt.Errorf("take migration lock: %w", err)
+		}
+	}
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
 func (s *Store) applyMigration(ctx context.Context, path string, version int) error {
 	body, err := migrations.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("store: read migration: %w", err)
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("store: begin migration %d: %w", version, err)
-	}
-	defer tx.Rollback()
-	var n int
-	if err := tx.QueryRowContext(ctx, s.rebind(`SELECT COUNT(*) FROM schema_migrations WHERE version = ?`), version).Scan(&n); err != nil {
-		return fmt.Errorf("store: check migration %d: %w", version, err)
-	}
-	if n > 0 {
+	err = s.inMigrationTx(ctx, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, s.rebind(`SELECT COUNT(*) FROM schema_migrations WHERE version = ?`), version).Scan(&n); err != nil {
+			return fmt.Errorf("check: %w", err)
+		}
+		if n > 0 {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+			return fmt.Errorf("apply %s: %w", path, err)
+		}
+		if _, err := tx.ExecContext(ctx, s.rebind(`INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`), version, ms(s.Now())); err != nil {
+			return fmt.Errorf("record: %w", err)
+		}
 		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: migration %d: %w", version, err)
 	}
-	if _, err := tx.ExecContext(ctx, string(body)); err != nil {
-		return fmt.Errorf("store: apply migration %s: %w", path, err)
-	}
-	if _, err := tx.ExecContext(ctx, s.rebind(`INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`), version, ms(s.Now())); err != nil {
-		return fmt.Errorf("store: record migration %d: %w", version, err)
-	}
-	return tx.Commit()
+	return nil
 }
 
 // rebind turns "?" placeholders into "$1".. for drivers that need them.
@@ -189,4 +251,13 @@ func fromMS(v int64) time.Time {
 		return time.Time{}
 	}
 	return time.UnixMilli(v).UTC()
+}
+
+// SchemaVersion is the highest migration applied to the database.
+func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
+	var v int
+	if err := s.queryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("store: schema version: %w", err)
+	}
+	return v, nil
 }

@@ -3,7 +3,8 @@ package store_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,165 +12,209 @@ import (
 	"github.com/calsyncd/calsyncd/internal/store"
 )
 
-// openSQLite opens a fresh SQLite store with a fixed clock.
-func openSQLite(t *testing.T) *store.Store {
-	t.Helper()
-	s, err := store.Open(context.Background(), "sqlite", filepath.Join(t.TempDir(), "state", "calsyncd.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	s.Now = func() time.Time { return time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC) }
-	return s
+func TestMigrationsAreAppliedOnce(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, db testDB) {
+		for i := 0; i < 3; i++ {
+			s, err := store.Open(context.Background(), db.driver, db.dsn)
+			if err != nil {
+				t.Fatalf("open %d: %v", i, err)
+			}
+			if _, err := s.EnsureSubscription(context.Background(), "team", "cal", "default"); err != nil {
+				t.Fatal(err)
+			}
+			if v, err := s.SchemaVersion(context.Background()); err != nil || v != latestMigration {
+				t.Fatalf("schema version = %d, %v; want %d", v, err, latestMigration)
+			}
+			s.Close()
+		}
+	})
 }
 
-func TestMigrationsAreAppliedOnce(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "calsyncd.db")
-	for i := 0; i < 3; i++ {
-		s, err := store.Open(context.Background(), "sqlite", path)
-		if err != nil {
-			t.Fatalf("open %d: %v", i, err)
+// latestMigration is the number of the newest file in migrations/<driver>.
+const latestMigration = 1
+
+// Replicas starting at once must not trip over each other's migrations.
+func TestConcurrentOpensMigrateOnce(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, db testDB) {
+		const replicas = 6
+		var (
+			wg     sync.WaitGroup
+			stores = make([]*store.Store, replicas)
+			errs   = make([]error, replicas)
+			start  = make(chan struct{})
+		)
+		for i := range replicas {
+			wg.Go(func() {
+				<-start
+				stores[i], errs[i] = store.Open(context.Background(), db.driver, db.dsn)
+			})
 		}
-		if _, err := s.EnsureSubscription(context.Background(), "team", "cal", "default"); err != nil {
-			t.Fatal(err)
+		close(start)
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("replica %d: open: %v", i, err)
+			}
+			t.Cleanup(func() { stores[i].Close() })
 		}
-		s.Close()
+		for i, s := range stores {
+			if v, err := s.SchemaVersion(context.Background()); err != nil || v != latestMigration {
+				t.Fatalf("replica %d: schema version = %d, %v", i, v, err)
+			}
+			if _, err := s.EnsureSubscription(context.Background(), "team", "cal", "default"); err != nil {
+				t.Fatalf("replica %d: %v", i, err)
+			}
+		}
+	})
+}
+
+func TestUnknownDriver(t *testing.T) {
+	if _, err := store.Open(context.Background(), "mysql", "x"); err == nil || !strings.Contains(err.Error(), `"mysql"`) {
+		t.Fatalf("open mysql: %v", err)
 	}
 }
 
 func TestSubscriptionState(t *testing.T) {
-	s := openSQLite(t)
-	ctx := context.Background()
-	st, err := s.EnsureSubscription(ctx, "team", "team@example.com", "default")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.State != store.StateActive || st.ConsecutiveErrors != 0 || st.CreatedAt.IsZero() {
-		t.Fatalf("new subscription = %+v", st)
-	}
-	st.State, st.ConsecutiveErrors, st.ETag, st.Notes = store.StateError, 3, `"v1"`, []string{"expanded 2 series"}
-	st.FetchNotBefore = time.Date(2026, 11, 29, 13, 0, 0, 0, time.UTC)
-	if err := s.SaveSubscription(ctx, st); err != nil {
-		t.Fatal(err)
-	}
-	// Ensuring again keeps the state but follows a changed calendar.
-	got, err := s.EnsureSubscription(ctx, "team", "new@example.com", "work")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.State != store.StateError || got.ConsecutiveErrors != 3 || got.ETag != `"v1"` || got.Calendar != "new@example.com" ||
-		got.Account != "work" || len(got.Notes) != 1 || !got.FetchNotBefore.Equal(st.FetchNotBefore) {
-		t.Fatalf("reloaded = %+v", got)
-	}
-	if _, err := s.Subscription(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("missing subscription: %v", err)
-	}
-	if err := s.SaveSubscription(ctx, store.SubscriptionState{ID: "nope"}); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("save missing subscription: %v", err)
-	}
+	forEachBackend(t, func(t *testing.T, db testDB) {
+		s := db.open(t)
+		ctx := context.Background()
+		st, err := s.EnsureSubscription(ctx, "team", "team@example.com", "default")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.State != store.StateActive || st.ConsecutiveErrors != 0 || st.CreatedAt.IsZero() {
+			t.Fatalf("new subscription = %+v", st)
+		}
+		st.State, st.ConsecutiveErrors, st.ETag, st.Notes = store.StateError, 3, `"v1"`, []string{"expanded 2 series"}
+		st.FetchNotBefore = time.Date(2026, 11, 29, 13, 0, 0, 0, time.UTC)
+		if err := s.SaveSubscription(ctx, st); err != nil {
+			t.Fatal(err)
+		}
+		// Ensuring again keeps the state but follows a changed calendar.
+		got, err := s.EnsureSubscription(ctx, "team", "new@example.com", "work")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.State != store.StateError || got.ConsecutiveErrors != 3 || got.ETag != `"v1"` || got.Calendar != "new@example.com" ||
+			got.Account != "work" || len(got.Notes) != 1 || !got.FetchNotBefore.Equal(st.FetchNotBefore) {
+			t.Fatalf("reloaded = %+v", got)
+		}
+		if _, err := s.Subscription(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("missing subscription: %v", err)
+		}
+		if err := s.SaveSubscription(ctx, store.SubscriptionState{ID: "nope"}); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("save missing subscription: %v", err)
+		}
+	})
 }
 
 func TestMappingsAndRejections(t *testing.T) {
-	s := openSQLite(t)
-	ctx := context.Background()
-	if _, err := s.EnsureSubscription(ctx, "team", "cal", "default"); err != nil {
-		t.Fatal(err)
-	}
-	a := mapping.Mapping{Key: mapping.Key{UID: "a"}, EventID: "ida", Hash: "h1", ETag: `"1"`}
-	inst := mapping.Mapping{Key: mapping.Key{UID: "a", RecurrenceID: "20270105T090000Z"}, EventID: "ida_x", Hash: "h2"}
-	for _, m := range []mapping.Mapping{a, inst} {
-		if err := s.PutMapping(ctx, "team", m); err != nil {
+	forEachBackend(t, func(t *testing.T, db testDB) {
+		s := db.open(t)
+		ctx := context.Background()
+		if _, err := s.EnsureSubscription(ctx, "team", "cal", "default"); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if err := s.PutRejection(ctx, "team", mapping.Rejection{Key: mapping.Key{UID: "bad"}, Hash: "h9", Reason: "HTTP 400"}); err != nil {
-		t.Fatal(err)
-	}
-	a.Hash, a.ETag, a.Generation = "h3", `"2"`, 1
-	if err := s.PutMapping(ctx, "team", a); err != nil {
-		t.Fatal(err)
-	}
-	ms, err := s.Mappings(ctx, "team")
-	if err != nil || len(ms) != 2 {
-		t.Fatalf("mappings = %v, %v", ms, err)
-	}
-	if ms[0].Hash != "h3" || ms[0].ETag != `"2"` || ms[0].Generation != 1 || ms[1].Key.RecurrenceID == "" {
-		t.Fatalf("mappings = %+v", ms)
-	}
-	if n, _ := s.CountMappings(ctx, "team"); n != 2 {
-		t.Fatalf("count = %d", n)
-	}
-	rj, err := s.Rejections(ctx, "team")
-	if err != nil || len(rj) != 1 || rj[0].Reason != "HTTP 400" {
-		t.Fatalf("rejections = %v, %v", rj, err)
-	}
-	// Writing a rejected event clears its rejection.
-	if err := s.PutMapping(ctx, "team", mapping.Mapping{Key: mapping.Key{UID: "bad"}, EventID: "idbad", Hash: "h10"}); err != nil {
-		t.Fatal(err)
-	}
-	if rj, _ := s.Rejections(ctx, "team"); len(rj) != 0 {
-		t.Fatalf("rejection survived a successful write: %v", rj)
-	}
-	if err := s.DeleteMapping(ctx, "team", inst.Key); err != nil {
-		t.Fatal(err)
-	}
-	if n, _ := s.CountMappings(ctx, "team"); n != 2 {
-		t.Fatalf("count after delete = %d, want 2", n)
-	}
-	// Forgetting a subscription cascades to what it owns.
-	if err := s.DeleteSubscription(ctx, "team"); err != nil {
-		t.Fatal(err)
-	}
-	if n, _ := s.CountMappings(ctx, "team"); n != 0 {
-		t.Fatalf("mappings survived their subscription: %d", n)
-	}
+		a := mapping.Mapping{Key: mapping.Key{UID: "a"}, EventID: "ida", Hash: "h1", ETag: `"1"`}
+		inst := mapping.Mapping{Key: mapping.Key{UID: "a", RecurrenceID: "20270105T090000Z"}, EventID: "ida_x", Hash: "h2"}
+		for _, m := range []mapping.Mapping{a, inst} {
+			if err := s.PutMapping(ctx, "team", m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.PutRejection(ctx, "team", mapping.Rejection{Key: mapping.Key{UID: "bad"}, Hash: "h9", Reason: "HTTP 400"}); err != nil {
+			t.Fatal(err)
+		}
+		a.Hash, a.ETag, a.Generation = "h3", `"2"`, 1
+		if err := s.PutMapping(ctx, "team", a); err != nil {
+			t.Fatal(err)
+		}
+		ms, err := s.Mappings(ctx, "team")
+		if err != nil || len(ms) != 2 {
+			t.Fatalf("mappings = %v, %v", ms, err)
+		}
+		if ms[0].Hash != "h3" || ms[0].ETag != `"2"` || ms[0].Generation != 1 || ms[1].Key.RecurrenceID == "" {
+			t.Fatalf("mappings = %+v", ms)
+		}
+		if n, _ := s.CountMappings(ctx, "team"); n != 2 {
+			t.Fatalf("count = %d", n)
+		}
+		rj, err := s.Rejections(ctx, "team")
+		if err != nil || len(rj) != 1 || rj[0].Reason != "HTTP 400" {
+			t.Fatalf("rejections = %v, %v", rj, err)
+		}
+		// Writing a rejected event clears its rejection.
+		if err := s.PutMapping(ctx, "team", mapping.Mapping{Key: mapping.Key{UID: "bad"}, EventID: "idbad", Hash: "h10"}); err != nil {
+			t.Fatal(err)
+		}
+		if rj, _ := s.Rejections(ctx, "team"); len(rj) != 0 {
+			t.Fatalf("rejection survived a successful write: %v", rj)
+		}
+		if err := s.DeleteMapping(ctx, "team", inst.Key); err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := s.CountMappings(ctx, "team"); n != 2 {
+			t.Fatalf("count after delete = %d, want 2", n)
+		}
+		// Forgetting a subscription cascades to what it owns.
+		if err := s.DeleteSubscription(ctx, "team"); err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := s.CountMappings(ctx, "team"); n != 0 {
+			t.Fatalf("mappings survived their subscription: %d", n)
+		}
+	})
 }
 
 func TestRuns(t *testing.T) {
-	s := openSQLite(t)
-	ctx := context.Background()
-	if _, err := s.EnsureSubscription(ctx, "team", "cal", "default"); err != nil {
-		t.Fatal(err)
-	}
-	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	for i := 0; i < 3; i++ {
-		id, err := s.StartRun(ctx, "team", start.Add(time.Duration(i)*time.Hour))
-		if err != nil {
+	forEachBackend(t, func(t *testing.T, db testDB) {
+		s := db.open(t)
+		ctx := context.Background()
+		if _, err := s.EnsureSubscription(ctx, "team", "cal", "default"); err != nil {
 			t.Fatal(err)
 		}
-		err = s.FinishRun(ctx, store.Run{ID: id, FinishedAt: start.Add(time.Duration(i)*time.Hour + time.Minute),
-			Outcome: store.OutcomeDeferred, Created: i, Deferred: 10 - i, ErrorClass: "rate_limited"})
-		if err != nil {
-			t.Fatal(err)
+		start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+		for i := 0; i < 3; i++ {
+			id, err := s.StartRun(ctx, "team", start.Add(time.Duration(i)*time.Hour))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = s.FinishRun(ctx, store.Run{ID: id, FinishedAt: start.Add(time.Duration(i)*time.Hour + time.Minute),
+				Outcome: store.OutcomeDeferred, Created: i, Deferred: 10 - i, ErrorClass: "rate_limited"})
+			if err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	runs, err := s.Runs(ctx, "team", 2)
-	if err != nil || len(runs) != 2 {
-		t.Fatalf("runs = %v, %v", runs, err)
-	}
-	if runs[0].Created != 2 || runs[0].Deferred != 8 || runs[0].Outcome != store.OutcomeDeferred || runs[1].Created != 1 ||
-		!runs[0].StartedAt.Equal(start.Add(2*time.Hour)) {
-		t.Fatalf("runs newest first = %+v", runs)
-	}
+		runs, err := s.Runs(ctx, "team", 2)
+		if err != nil || len(runs) != 2 {
+			t.Fatalf("runs = %v, %v", runs, err)
+		}
+		if runs[0].Created != 2 || runs[0].Deferred != 8 || runs[0].Outcome != store.OutcomeDeferred || runs[1].Created != 1 ||
+			!runs[0].StartedAt.Equal(start.Add(2*time.Hour)) {
+			t.Fatalf("runs newest first = %+v", runs)
+		}
+	})
 }
 
 func TestAccountThrottleMemory(t *testing.T) {
-	s := openSQLite(t)
-	ctx := context.Background()
-	a, err := s.Account(ctx, "default")
-	if err != nil || !a.ThrottleUntil.IsZero() || a.Name != "default" {
-		t.Fatalf("unknown account = %+v, %v", a, err)
-	}
-	until := time.Date(2026, 11, 29, 13, 0, 0, 0, time.UTC)
-	if err := s.SaveAccount(ctx, store.AccountState{Name: "default", ThrottleUntil: until, ThrottleClass: "usage_limited", ThrottleLevel: 2, Spacing: 750 * time.Millisecond}); err != nil {
-		t.Fatal(err)
-	}
-	a, err = s.Account(ctx, "default")
-	if err != nil || !a.ThrottleUntil.Equal(until) || a.ThrottleLevel != 2 || a.Spacing != 750*time.Millisecond || a.ThrottleClass != "usage_limited" {
-		t.Fatalf("account = %+v, %v", a, err)
-	}
-	all, err := s.Accounts(ctx)
-	if err != nil || len(all) != 1 {
-		t.Fatalf("accounts = %v, %v", all, err)
-	}
+	forEachBackend(t, func(t *testing.T, db testDB) {
+		s := db.open(t)
+		ctx := context.Background()
+		a, err := s.Account(ctx, "default")
+		if err != nil || !a.ThrottleUntil.IsZero() || a.Name != "default" {
+			t.Fatalf("unknown account = %+v, %v", a, err)
+		}
+		until := time.Date(2026, 11, 29, 13, 0, 0, 0, time.UTC)
+		if err := s.SaveAccount(ctx, store.AccountState{Name: "default", ThrottleUntil: until, ThrottleClass: "usage_limited", ThrottleLevel: 2, Spacing: 750 * time.Millisecond}); err != nil {
+			t.Fatal(err)
+		}
+		a, err = s.Account(ctx, "default")
+		if err != nil || !a.ThrottleUntil.Equal(until) || a.ThrottleLevel != 2 || a.Spacing != 750*time.Millisecond || a.ThrottleClass != "usage_limited" {
+			t.Fatalf("account = %+v, %v", a, err)
+		}
+		all, err := s.Accounts(ctx)
+		if err != nil || len(all) != 1 {
+			t.Fatalf("accounts = %v, %v", all, err)
+		}
+	})
 }

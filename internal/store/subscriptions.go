@@ -93,7 +93,18 @@ func (s *Store) Subscriptions(ctx context.Context) ([]SubscriptionState, error) 
 	return out, rows.Err()
 }
 
-// SaveSubscription writes a subscription's state (the row must exist).
+// SetNextRun records when the scheduler will run the subscription next (for
+// `calsyncd status` without a daemon to ask). It is kept apart from
+// SaveSubscription so a run finishing never overwrites it with a stale value.
+func (s *Store) SetNextRun(ctx context.Context, id string, at time.Time) error {
+	if _, err := s.exec(ctx, `UPDATE subscriptions SET next_run_at = ? WHERE id = ?`, ms(at), id); err != nil {
+		return fmt.Errorf("store: set next run of %s: %w", id, err)
+	}
+	return nil
+}
+
+// SaveSubscription writes a subscription's state (the row must exist); the
+// next run time is left to SetNextRun.
 func (s *Store) SaveSubscription(ctx context.Context, st SubscriptionState) error {
 	notes := ""
 	if len(st.Notes) > 0 {
@@ -102,11 +113,11 @@ func (s *Store) SaveSubscription(ctx context.Context, st SubscriptionState) erro
 	}
 	res, err := s.exec(ctx, `UPDATE subscriptions SET calendar = ?, account = ?, state = ?, consecutive_errors = ?,
 		last_error_class = ?, last_error = ?, etag = ?, last_modified = ?, body_hash = ?, fetch_not_before = ?,
-		guard_runs = ?, held_deletes = ?, last_reconcile_at = ?, next_run_at = ?, notes = ?, updated_at = ?
+		guard_runs = ?, held_deletes = ?, last_reconcile_at = ?, notes = ?, updated_at = ?
 		WHERE id = ?`,
 		st.Calendar, st.Account, st.State, st.ConsecutiveErrors, st.LastErrorClass, st.LastError,
 		st.ETag, st.LastModified, st.BodyHash, ms(st.FetchNotBefore), st.GuardRuns, st.HeldDeletes,
-		ms(st.LastReconcileAt), ms(st.NextRunAt), notes, ms(s.Now()), st.ID)
+		ms(st.LastReconcileAt), notes, ms(s.Now()), st.ID)
 	if err != nil {
 		return fmt.Errorf("store: save subscription %s: %w", st.ID, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/calsyncd/calsyncd/internal/diff"
 	"github.com/calsyncd/calsyncd/internal/feed"
 	"github.com/calsyncd/calsyncd/internal/gcalwriter"
+	"github.com/calsyncd/calsyncd/internal/googleauth"
 	"github.com/calsyncd/calsyncd/internal/mapping"
 	"github.com/calsyncd/calsyncd/internal/store"
 )
@@ -25,6 +26,7 @@ type Fetcher interface {
 // Writer applies a plan to Google for one account.
 type Writer interface {
 	Apply(ctx context.Context, b gcalwriter.Batch, p gcalwriter.Persister) gcalwriter.Result
+	ListOwned(ctx context.Context, calendarID, subscriptionID string) ([]diff.Owned, error)
 }
 
 // Store is the state the runner reads and writes.
@@ -43,13 +45,20 @@ type Store interface {
 
 // Runner syncs subscriptions.
 type Runner struct {
+	// Config is read at the start of each run; use SetConfig to swap it
+	// while runs are in flight (SIGHUP).
 	Config  *config.Config
 	Store   Store
 	Fetcher Fetcher
 	// Writer returns the writer for a Google account.
 	Writer func(account string) (Writer, error)
-	Log    *slog.Logger
-	Now    func() time.Time
+	// Locker, when set, keeps other processes from running the same
+	// subscription at the same time.
+	Locker Locker
+	// Observer, when set, is told about fetches and runs (metrics).
+	Observer Observer
+	Log      *slog.Logger
+	Now      func() time.Time
 
 	mu      sync.Mutex
 	running map[string]bool
@@ -59,6 +68,30 @@ type Runner struct {
 type Options struct {
 	// AllowDeletes releases deletes held by the mass-delete guard.
 	AllowDeletes bool
+	// Reconcile compares Google with our mappings even if it is not due.
+	Reconcile bool
+	// Started, when set, is called with the run's id as soon as it is
+	// recorded.
+	Started func(runID int64)
+	// Scheduled runs respect the feed server's Retry-After; runs an
+	// operator asked for do not.
+	Scheduled bool
+	// Drain, when closed, stops the run from starting new writes (shutdown);
+	// writes in flight finish and are persisted.
+	Drain <-chan struct{}
+}
+
+// SetConfig replaces the configuration used by runs that start from now on.
+func (r *Runner) SetConfig(cfg *config.Config) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.Config = cfg
+}
+
+func (r *Runner) config() *config.Config {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.Config
 }
 
 // Report describes one sync.
@@ -78,36 +111,54 @@ type PlanCounts struct {
 	Creates, Updates, Deletes, Unchanged, HeldDeletes int
 }
 
+// Observer is told what runs do.
+type Observer interface {
+	// FeedFetched reports a fetch: ok, not_modified or error.
+	FeedFetched(subscription, result string)
+	RunFinished(subscription, outcome, state string, d time.Duration)
+}
+
 // ErrBusy is returned when the subscription is already being synced.
 var ErrBusy = errors.New("subscription: a sync of this subscription is already running")
 
 // Sync runs one subscription once. Two syncs of the same subscription never
 // overlap: the second returns ErrBusy.
 func (r *Runner) Sync(ctx context.Context, sub config.Subscription, opts Options) (Report, error) {
-	if !r.claim(sub.ID) {
-		return Report{Subscription: sub.ID}, ErrBusy
+	unlock, err := r.lock(sub.ID)
+	if err != nil {
+		return Report{Subscription: sub.ID}, err
 	}
-	defer r.release(sub.ID)
+	defer unlock()
 	return r.sync(ctx, sub, opts)
 }
 
-func (r *Runner) claim(id string) bool {
+// lock makes the caller the only one working on the subscription, in this
+// process and (with a Locker) on this host.
+func (r *Runner) lock(id string) (func(), error) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.running == nil {
 		r.running = map[string]bool{}
 	}
 	if r.running[id] {
-		return false
+		r.mu.Unlock()
+		return nil, ErrBusy
 	}
 	r.running[id] = true
-	return true
-}
-
-func (r *Runner) release(id string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	delete(r.running, id)
+	r.mu.Unlock()
+	release := func() {
+		r.mu.Lock()
+		delete(r.running, id)
+		r.mu.Unlock()
+	}
+	if r.Locker == nil {
+		return release, nil
+	}
+	unlock, err := r.Locker.TryLock(id)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	return func() { unlock(); release() }, nil
 }
 
 func (r *Runner) now() time.Time {
@@ -125,7 +176,7 @@ func (r *Runner) log() *slog.Logger {
 }
 
 func (r *Runner) sync(ctx context.Context, sub config.Subscription, opts Options) (Report, error) {
-	log := r.log().With("subscription", sub.ID)
+	log := r.log().With("subscription", sub.ID, "feed", config.RedactURL(sub.URL))
 	rep := Report{Subscription: sub.ID}
 	st, err := r.Store.EnsureSubscription(ctx, sub.ID, sub.Calendar, sub.AccountName())
 	if err != nil {
@@ -135,11 +186,15 @@ func (r *Runner) sync(ctx context.Context, sub config.Subscription, opts Options
 	if run.ID, err = r.Store.StartRun(ctx, sub.ID, run.StartedAt); err != nil {
 		return rep, err
 	}
+	if opts.Started != nil {
+		opts.Started(run.ID)
+	}
+	cfg := r.config()
 	// The run is recorded even when the caller's context is cancelled
 	// (shutdown): what happened must not be lost.
 	recordCtx := context.WithoutCancel(ctx)
 
-	outcome, keepValidators, resp, runErr := r.execute(ctx, log, sub, &st, &run, &rep, opts)
+	outcome, keepValidators, resp, runErr := r.execute(ctx, log, cfg, sub, &st, &run, &rep, opts)
 	run.Outcome = outcome
 	run.FinishedAt = r.now()
 	if runErr != nil {
@@ -153,7 +208,7 @@ func (r *Runner) sync(ctx context.Context, sub config.Subscription, opts Options
 	if keepValidators && resp != nil {
 		st.ETag, st.LastModified, st.BodyHash = resp.ETag, resp.LastModified, resp.BodyHash
 	}
-	rep.Transition = Apply(&st, outcome, r.Config.Sync.ErrorThreshold)
+	rep.Transition = Apply(&st, outcome, cfg.Sync.ErrorThreshold)
 	rep.State = st.State
 	rep.Run = run
 	if err := r.Store.FinishRun(recordCtx, run); err != nil {
@@ -162,8 +217,17 @@ func (r *Runner) sync(ctx context.Context, sub config.Subscription, opts Options
 	if err := r.Store.SaveSubscription(recordCtx, st); err != nil {
 		return rep, err
 	}
+	if r.Observer != nil {
+		r.Observer.RunFinished(sub.ID, run.Outcome, st.State, run.FinishedAt.Sub(run.StartedAt))
+	}
 	r.logRun(log, rep)
 	return rep, nil
+}
+
+func (r *Runner) observeFetch(id, result string) {
+	if r.Observer != nil {
+		r.Observer.FeedFetched(id, result)
+	}
 }
 
 func (r *Runner) logRun(log *slog.Logger, rep Report) {
@@ -198,53 +262,81 @@ func (r *Runner) logRun(log *slog.Logger, rep Report) {
 // execute does the work of a run and says how it ended: the outcome,
 // whether the feed's validators may be stored (nothing left behind), and the
 // fetched response.
-func (r *Runner) execute(ctx context.Context, log *slog.Logger, sub config.Subscription, st *store.SubscriptionState,
+func (r *Runner) execute(ctx context.Context, log *slog.Logger, cfg *config.Config, sub config.Subscription, st *store.SubscriptionState,
 	run *store.Run, rep *Report, opts Options) (string, bool, *feed.Response, error) {
+
+	mapped, err := r.Store.Mappings(ctx, sub.ID)
+	if err != nil {
+		return store.OutcomeFailed, false, nil, err
+	}
+	reconcile := opts.Reconcile || len(mapped) == 0 ||
+		(cfg.Sync.ReconcileInterval > 0 && r.now().Sub(st.LastReconcileAt) >= cfg.Sync.ReconcileInterval.D())
 
 	req := feed.Request{URL: sub.URL, Headers: sub.Headers}
 	if sub.BasicAuth != nil {
 		req.BasicAuth = &feed.BasicAuth{Username: sub.BasicAuth.Username, Password: sub.BasicAuth.Password}
 	}
 	// After a failure, fetch in full: a clean run must prove the whole
-	// pipeline works again.
-	if st.ConsecutiveErrors == 0 {
+	// pipeline works again. A reconcile needs the feed's events too.
+	if st.ConsecutiveErrors == 0 && !reconcile {
 		req.ETag, req.LastModified = st.ETag, st.LastModified
+	}
+	if opts.Scheduled && r.now().Before(st.FetchNotBefore) {
+		log.Info("feed server asked us to wait; not fetching yet", "until", st.FetchNotBefore.Format(time.RFC3339))
+		return store.OutcomeDeferred, false, nil, nil
 	}
 	resp, err := r.Fetcher.Fetch(ctx, req)
 	if err != nil {
+		r.observeFetch(sub.ID, "error")
+		var ferr *feed.FetchError
+		if errors.As(err, &ferr) && ferr.RetryAfter > 0 {
+			st.FetchNotBefore = r.now().Add(min(ferr.RetryAfter, 24*time.Hour))
+		}
+		// A feed server that rate-limits us is not broken: come back later.
+		if ferr != nil && ferr.StatusCode == 429 {
+			return store.OutcomeDeferred, false, nil, err
+		}
 		return store.OutcomeFailed, false, nil, err
 	}
-	if resp.NotModified || (resp.BodyHash != "" && resp.BodyHash == st.BodyHash && st.ConsecutiveErrors == 0) {
+	if !reconcile && (resp.NotModified || (resp.BodyHash != "" && resp.BodyHash == st.BodyHash && st.ConsecutiveErrors == 0)) {
+		// The feed is the version of the last complete run: nothing to
+		// write, and any mass delete the guard was counting is off.
+		r.observeFetch(sub.ID, "not_modified")
+		st.GuardRuns, st.HeldDeletes = 0, 0
 		return store.OutcomeNotModified, false, nil, nil
 	}
-	cal, err := feed.Parse(bytes.NewReader(resp.Body), feed.Options{DefaultZone: r.Config.EffectiveTimeZone(sub)})
+	cal, err := feed.Parse(bytes.NewReader(resp.Body), feed.Options{DefaultZone: cfg.EffectiveTimeZone(sub)})
 	if err != nil {
+		// An HTML login page or a truncated body is a failed fetch too.
+		r.observeFetch(sub.ID, "error")
 		return store.OutcomeFailed, false, nil, err
 	}
+	r.observeFetch(sub.ID, "ok")
 	rep.Warnings = cal.Warnings
 	for _, w := range cal.Warnings {
 		log.Warn("feed warning", "event", w.UID, "warning", w.Message)
 	}
 
-	mapped, err := r.Store.Mappings(ctx, sub.ID)
+	w, err := r.Writer(sub.AccountName())
 	if err != nil {
 		return store.OutcomeFailed, false, nil, err
+	}
+	if reconcile {
+		if mapped, err = r.reconcile(ctx, log, w, sub, st, mapped); err != nil {
+			return store.OutcomeFailed, false, nil, err
+		}
 	}
 	rejected, err := r.Store.Rejections(ctx, sub.ID)
 	if err != nil {
 		return store.OutcomeFailed, false, nil, err
 	}
 	plan := diff.Compute(cal.Events, mapped, rejected)
-	held := r.guard(log, sub, st, &plan, len(cal.Events), len(mapped), opts)
+	held := r.guard(log, cfg, sub, st, &plan, len(cal.Events), len(mapped), opts)
 	run.HeldDeletes = held
 	run.Unchanged = plan.Unchanged
 	rep.Plan = PlanCounts{Creates: len(plan.Creates), Updates: len(plan.Updates), Deletes: len(plan.Deletes), Unchanged: plan.Unchanged, HeldDeletes: held}
 
-	w, err := r.Writer(sub.AccountName())
-	if err != nil {
-		return store.OutcomeFailed, false, nil, err
-	}
-	res := w.Apply(ctx, gcalwriter.Batch{SubscriptionID: sub.ID, CalendarID: sub.Calendar, Ops: plan.Ops()},
+	res := w.Apply(ctx, gcalwriter.Batch{SubscriptionID: sub.ID, CalendarID: sub.Calendar, Ops: plan.Ops(), Drain: opts.Drain},
 		&persister{store: r.Store, sub: sub.ID})
 	run.Created, run.Updated, run.Deleted = res.Created, res.Updated, res.Deleted
 	run.Deferred, run.Failed, run.Rejected = res.Deferred, res.Failed, res.Rejected
@@ -268,7 +360,9 @@ func (r *Runner) execute(ctx context.Context, log *slog.Logger, sub config.Subsc
 		return store.OutcomeFailed, false, resp, res.Err
 	case res.Failed > 0 && res.Writes() == 0 && res.Deferred == 0:
 		return store.OutcomeFailed, false, resp, fmt.Errorf("subscription: %d writes failed with transient Google errors", res.Failed)
-	case ctx.Err() != nil && res.Skipped > 0:
+	case res.Skipped > 0:
+		// Interrupted by shutdown: the rest is picked up by the next run.
+		log.Info("run interrupted; the remaining writes are left for the next run", "skipped", res.Skipped)
 		return store.OutcomeDeferred, false, resp, nil
 	case res.Failed > 0 || res.Rejected > 0:
 		return store.OutcomePartial, clean, resp, nil
@@ -283,8 +377,8 @@ func (r *Runner) execute(ctx context.Context, log *slog.Logger, sub config.Subsc
 // max_fraction and more than min_deletes of what we mapped. The deletes go
 // once the condition has held for confirm_runs consecutive runs, or when the
 // operator allows them. It returns how many deletes it held.
-func (r *Runner) guard(log *slog.Logger, sub config.Subscription, st *store.SubscriptionState, plan *diff.Plan, events, mapped int, opts Options) int {
-	g := r.Config.Sync.DeleteGuard
+func (r *Runner) guard(log *slog.Logger, cfg *config.Config, sub config.Subscription, st *store.SubscriptionState, plan *diff.Plan, events, mapped int, opts Options) int {
+	g := cfg.Sync.DeleteGuard
 	n := len(plan.Deletes)
 	suspicious := mapped > 0 && (events == 0 || (n > g.MinDeletes && float64(n) > g.MaxFraction*float64(mapped)))
 	if !suspicious {
@@ -305,6 +399,47 @@ func (r *Runner) guard(log *slog.Logger, sub config.Subscription, st *store.Subs
 	return n
 }
 
+// reconcile repairs drift between Google and our mappings before planning:
+// owned events we have no mapping for are adopted (a lost database),
+// mapped events deleted by hand are refreshed so the plan restores them, and
+// duplicate copies are deleted. It returns the mappings to plan against. A
+// failure to list is not fatal: the sync goes on without repairs.
+func (r *Runner) reconcile(ctx context.Context, log *slog.Logger, w Writer, sub config.Subscription, st *store.SubscriptionState,
+	mapped []mapping.Mapping) ([]mapping.Mapping, error) {
+	owned, err := w.ListOwned(ctx, sub.Calendar, sub.ID)
+	if err != nil {
+		log.Warn("reconcile skipped: cannot list owned events", "class", string(gcalwriter.Classify(err).Class), "error", err)
+		return mapped, nil
+	}
+	repair := diff.Reconcile(sub.ID, mapped, owned)
+	st.LastReconcileAt = r.now()
+	if repair.Empty() {
+		return mapped, nil
+	}
+	persistCtx := context.WithoutCancel(ctx)
+	for _, m := range append(repair.Adopt, repair.Refresh...) {
+		if err := r.Store.PutMapping(persistCtx, sub.ID, m); err != nil {
+			return nil, err
+		}
+	}
+	removed := 0
+	if len(repair.Duplicates) > 0 {
+		res := w.Apply(ctx, gcalwriter.Batch{SubscriptionID: sub.ID, CalendarID: sub.Calendar, Ops: repair.Duplicates}, duplicateSweeper{})
+		removed = res.Deleted
+	}
+	log.Warn("reconciled Google with the database", "adopted", len(repair.Adopt), "restoring", len(repair.Refresh),
+		"duplicates", len(repair.Duplicates), "duplicates_deleted", removed)
+	return r.Store.Mappings(ctx, sub.ID)
+}
+
+// duplicateSweeper persists nothing: deleting a duplicate copy must not
+// forget the mapping of the copy we keep.
+type duplicateSweeper struct{}
+
+func (duplicateSweeper) Saved(context.Context, mapping.Mapping) error      { return nil }
+func (duplicateSweeper) Deleted(context.Context, mapping.Key) error        { return nil }
+func (duplicateSweeper) Rejected(context.Context, mapping.Rejection) error { return nil }
+
 // errorClass names the class of a run's failure for status and logs.
 func errorClass(err error) string {
 	var werr *gcalwriter.Error
@@ -317,6 +452,10 @@ func errorClass(err error) string {
 	}
 	if errors.Is(err, feed.ErrNotCalendar) {
 		return "feed_invalid"
+	}
+	var aerr *googleauth.Error
+	if errors.As(err, &aerr) {
+		return "auth"
 	}
 	return "internal"
 }

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/calsyncd/calsyncd/internal/config"
+	"github.com/calsyncd/calsyncd/internal/googleauth"
+)
+
+type authCommand struct{ m *Main }
+
+func (c *authCommand) Synopsis() string { return "authorise calsyncd with Google (login, status)" }
+
+func (c *authCommand) Run(ctx context.Context, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(c.m.Stderr, `Usage: calsyncd auth <subcommand> [flags]
+
+Subcommands:
+  login   authorise calsyncd to use your Google account (opens a loopback listener)
+  status  show which identity each account uses and whether it can get a token
+
+Run `+"`calsyncd auth <subcommand> -h`"+` for its flags.
+`)
+		if len(args) == 0 {
+			return &exitError{code: 2}
+		}
+		return nil
+	}
+	switch args[0] {
+	case "login":
+		return c.login(ctx, args[1:])
+	case "status":
+		return c.status(ctx, args[1:])
+	}
+	return &exitError{code: 2, err: fmt.Errorf("unknown auth subcommand %q (want login or status)", args[0])}
+}
+
+func (c *authCommand) login(ctx context.Context, args []string) error {
+	fs := c.m.newFlagSet("auth login", "auth login --config FILE [--account NAME] [--port N] [--timeout 5m]")
+	cfgPath := fs.String("config", "", "configuration file")
+	account := fs.String("account", config.DefaultAccount, "the account to log in (a name under accounts:, or default)")
+	port := fs.Int("port", 0, "loopback port to listen on (0: any free port; fix one to forward it over SSH)")
+	timeout := fs.Duration("timeout", googleauth.DefaultLoginTimeout, "how long to wait for the browser")
+	if err := fs.Parse(args); err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	if fs.NArg() > 0 {
+		return &exitError{code: 2, err: fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))}
+	}
+	cfg, err := loadConfig(*cfgPath)
+	if err != nil {
+		return err
+	}
+	path, err := googleauth.Login(ctx, cfg, *account, googleauth.LoginOptions{Out: c.m.Stdout, Port: *port, Timeout: *timeout})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.m.Stdout, "\nSaved the token for account %s to %s (readable only by you).\n", *account, path)
+	fmt.Fprintf(c.m.Stdout, "Check it with: calsyncd auth status --config %s\n", cfg.Path)
+	return nil
+}
+
+func (c *authCommand) status(ctx context.Context, args []string) error {
+	fs := c.m.newFlagSet("auth status", "auth status --config FILE [--strict-perms]")
+	cfgPath := fs.String("config", "", "configuration file")
+	strictPerms := fs.Bool("strict-perms", false, "fail when a key or token file is accessible to group or others")
+	if err := fs.Parse(args); err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	cfg, err := loadConfig(*cfgPath)
+	if err != nil {
+		return err
+	}
+	used := map[string]bool{}
+	for _, s := range cfg.Subscriptions {
+		used[s.AccountName()] = true
+	}
+	problems := googleauth.CheckPermissions(cfg)
+	failed := 0
+	for i, name := range cfg.AccountNames() {
+		if i > 0 {
+			fmt.Fprintln(c.m.Stdout)
+		}
+		acct, _ := cfg.AccountByName(name)
+		if acct.CredentialsFile == "" && acct.Endpoint == "" && !used[name] {
+			fmt.Fprintf(c.m.Stdout, "%s: not configured (no subscription uses it)\n", name)
+			continue
+		}
+		st := googleauth.Inspect(ctx, cfg, name, googleauth.Options{Logger: slog.New(slog.NewTextHandler(c.m.Stderr, nil))})
+		identity := st.Identity.String()
+		if st.Kind == "" {
+			identity = "unknown (the credentials could not be read)"
+		}
+		fmt.Fprintf(c.m.Stdout, "%s: %s\n", name, identity)
+		if st.CredentialsFile != "" {
+			fmt.Fprintf(c.m.Stdout, "  credentials  %s\n", st.CredentialsFile)
+		}
+		if st.TokenFile != "" {
+			fmt.Fprintf(c.m.Stdout, "  token file   %s\n", st.TokenFile)
+		}
+		fmt.Fprintf(c.m.Stdout, "  token        %s\n", st.Token)
+		if st.Err != nil {
+			failed++
+			fmt.Fprintf(c.m.Stdout, "  problem      %v\n", st.Err)
+		}
+		for _, p := range problems {
+			if p.Account == name {
+				fmt.Fprintf(c.m.Stdout, "  warning      %s file %s is accessible to group or others (mode %04o): chmod 600 %s\n",
+					p.What, p.Path, p.Mode, p.Path)
+			}
+		}
+	}
+	if failed > 0 {
+		return &exitError{code: 1, err: fmt.Errorf("%d account(s) cannot authenticate", failed)}
+	}
+	if *strictPerms && len(problems) > 0 {
+		return &exitError{code: 1, err: fmt.Errorf("%d key or token file(s) are accessible to group or others (--strict-perms)", len(problems))}
+	}
+	return nil
+}
+
+// checkSecretFiles warns about key and token files that group or others can
+// read; with strict it refuses to go on. Commands that talk to Google call
+// it once at start-up.
+func checkSecretFiles(log *slog.Logger, cfg *config.Config, strict bool) error {
+	problems := googleauth.CheckPermissions(cfg)
+	for _, p := range problems {
+		log.Warn("key or token file is accessible to group or others", "account", p.Account, "file", p.Path,
+			"mode", fmt.Sprintf("%04o", p.Mode), "fix", "chmod 600 "+p.Path)
+	}
+	if strict && len(problems) > 0 {
+		more := ""
+		if len(problems) > 1 {
+			more = fmt.Sprintf(" (and %d more)", len(problems)-1)
+		}
+		return &exitError{code: 1, err: fmt.Errorf("refusing to start (--strict-perms): %s%s", problems[0], more)}
+	}
+	return nil
+}

@@ -1,0 +1,254 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/calsyncd/calsyncd/internal/gcalfake"
+	"github.com/calsyncd/calsyncd/internal/status"
+)
+
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// TestNoSecretLeaks runs the daemon through fetch failures, an HTML answer,
+// Google errors and a clean run, for a feed whose URL, header and password
+// are secret, then searches every log line, the status JSON, the page and the
+// metrics for any part of those secrets.
+func TestNoSecretLeaks(t *testing.T) {
+	secrets := []string{"private-0123abcd", "s3cret", "h3ader-secret-value", "b4sic-secret", "st4tus-token", "/calendar/ical/"}
+
+	var feedMode atomic.Int32 // 0: 500, 1: HTML login page, 2: the feed
+	feedBody, err := os.ReadFile("../../testdata/feeds/team.ics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	feeds := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/calendar/ical/x/private-0123abcd/basic.ics" || r.URL.Query().Get("token") != "s3cret" ||
+			r.Header.Get("X-Api-Key") != "h3ader-secret-value" {
+			http.Error(w, "forbidden", http.StatusForbidden)
+			return
+		}
+		if _, pw, ok := r.BasicAuth(); !ok || pw != "b4sic-secret" {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		switch feedMode.Load() {
+		case 0:
+			http.Error(w, "internal error", http.StatusInternalServerError)
+		case 1:
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, "<!DOCTYPE html><html><head><title>Sign in</title></head><body>token=s3cret</body></html>")
+		default:
+			w.Write(feedBody)
+		}
+	}))
+	defer feeds.Close()
+
+	fake := gcalfake.New(gcalfake.Options{})
+	fake.AddCalendar("team@example.com", "UTC")
+	var googleMode atomic.Int32 // 1: rate-limit every insert
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if googleMode.Load() == 1 && r.Method == http.MethodPost {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusForbidden)
+			io.WriteString(w, `{"error":{"errors":[{"domain":"usageLimits","reason":"rateLimitExceeded","message":"Rate Limit Exceeded"}],"code":403,"message":"Rate Limit Exceeded"}}`)
+			return
+		}
+		fake.ServeHTTP(w, r)
+	}))
+	defer api.Close()
+
+	dir := t.TempDir()
+	listen := freeAddr(t)
+	t.Setenv("TEAM_FEED_URL", feeds.URL+"/calendar/ical/x/private-0123abcd/basic.ics?token=s3cret")
+	t.Setenv("TEAM_KEY", "h3ader-secret-value")
+	t.Setenv("TEAM_PASSWORD", "b4sic-secret")
+	t.Setenv("STATUS_TOKEN", "st4tus-token")
+	cfg := writeFile(t, dir, "config.yaml", `state_dir: state
+listen: `+listen+`
+schedule: "@every 24h"
+log:
+  format: json
+  level: debug
+status:
+  token: ${STATUS_TOKEN}
+google:
+  endpoint: `+api.URL+gcalfake.BasePath+`
+writer:
+  spacing: 1ms
+  max_attempts: 2
+  max_retry_wait: 10ms
+subscriptions:
+  - id: team
+    url: ${TEAM_FEED_URL}
+    calendar: team@example.com
+    headers:
+      X-Api-Key: ${TEAM_KEY}
+    basic_auth:
+      username: me
+      password: ${TEAM_PASSWORD}
+`)
+	logs := &syncBuffer{}
+	m := &Main{Stdin: strings.NewReader(""), Stdout: logs, Stderr: logs}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx, []string{"run", "--config", cfg}) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("daemon: %v", err)
+		}
+	}()
+
+	base := "http://" + listen
+	get := func(path string) string {
+		t.Helper()
+		req, _ := http.NewRequest("GET", base+path, nil)
+		req.Header.Set("Authorization", "Bearer st4tus-token")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	waitUp := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := http.Get(base + "/healthz"); err == nil {
+			break
+		}
+		if time.Now().After(waitUp) {
+			t.Fatalf("status endpoint never came up\n%s", logs.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// syncNow triggers a run and waits for it to be recorded.
+	syncNow := func(stage string) status.Run {
+		t.Helper()
+		deadline := time.Now().Add(15 * time.Second)
+		var runID int64
+		for runID == 0 {
+			req, _ := http.NewRequest("POST", base+"/subscriptions/team/sync", nil)
+			req.Header.Set("Authorization", "Bearer st4tus-token")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var res struct {
+				RunID int64 `json:"run_id"`
+			}
+			json.NewDecoder(resp.Body).Decode(&res)
+			resp.Body.Close()
+			runID = res.RunID
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: could not trigger a run", stage)
+			}
+			if runID == 0 {
+				time.Sleep(5 * time.Millisecond) // a scheduled run holds the lock
+			}
+		}
+		for {
+			var rep status.Report
+			if err := json.Unmarshal([]byte(get("/status")), &rep); err != nil {
+				t.Fatal(err)
+			}
+			if r := rep.Subscriptions[0].LastRun; r != nil && r.ID == runID && r.FinishedAt != nil {
+				return *r
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: run %d never finished\n%s", stage, runID, logs.String())
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	if r := syncNow("feed 500"); r.Outcome != "failed" {
+		t.Errorf("feed 500: outcome %s", r.Outcome)
+	}
+	feedMode.Store(1)
+	if r := syncNow("HTML"); r.Outcome != "failed" {
+		t.Errorf("HTML: outcome %s", r.Outcome)
+	}
+	feedMode.Store(2)
+	googleMode.Store(1)
+	if r := syncNow("rate limited"); r.Outcome != "deferred" || r.Deferred == 0 {
+		t.Errorf("rate limited: outcome %s deferred %d", r.Outcome, r.Deferred)
+	}
+	googleMode.Store(0)
+	if r := syncNow("clean"); r.Outcome != "ok" || r.Created != 6 {
+		t.Errorf("clean: outcome %s created %d", r.Outcome, r.Created)
+	}
+
+	surfaces := map[string]string{
+		"logs":     logs.String(),
+		"/status":  get("/status"),
+		"/":        get("/"),
+		"/metrics": get("/metrics"),
+	}
+	for name, text := range surfaces {
+		for _, s := range secrets {
+			if strings.Contains(text, s) {
+				i := strings.Index(text, s)
+				t.Errorf("%s leaks %q: …%s…", name, s, text[max(0, i-80):min(len(text), i+40)])
+			}
+		}
+	}
+	feedHost := strings.TrimPrefix(feeds.URL, "http://")
+	if !strings.Contains(surfaces["logs"], "http://"+feedHost+"/…") {
+		t.Errorf("logs do not name the feed by scheme and host")
+	}
+	metrics := surfaces["/metrics"]
+	for _, want := range []string{
+		`calsyncd_feed_fetches_total{result="error",subscription="team"} 2`,
+		`calsyncd_feed_fetches_total{result="ok",subscription="team"} 2`,
+		`calsyncd_runs_total{outcome="deferred",subscription="team"} 1`,
+		`calsyncd_runs_total{outcome="failed",subscription="team"} 2`,
+		`calsyncd_subscription_state{state="ACTIVE",subscription="team"} 1`,
+		`calsyncd_sync_duration_seconds_count{subscription="team"} 4`,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	if t.Failed() {
+		fmt.Println(metrics)
+	}
+}

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/calsyncd/calsyncd/internal/config"
+	"github.com/calsyncd/calsyncd/internal/status"
+	"github.com/calsyncd/calsyncd/internal/subscription"
+)
+
+type runCommand struct{ m *Main }
+
+func (c *runCommand) Synopsis() string {
+	return "run the daemon: sync every subscription on its schedule until SIGTERM"
+}
+
+func (c *runCommand) Run(ctx context.Context, args []string) error {
+	fs := c.m.newFlagSet("run", "run --config FILE [--strict-perms]")
+	cfgPath := fs.String("config", "", "configuration file")
+	strictPerms := fs.Bool("strict-perms", false, "refuse to start when a key or token file is accessible to group or others")
+	if err := fs.Parse(args); err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	cfg, err := loadConfig(*cfgPath)
+	if err != nil {
+		return err
+	}
+	log := newLogger(c.m.Stderr, cfg.Log)
+	if err := checkSecretFiles(log, cfg, *strictPerms); err != nil {
+		return err
+	}
+	if err := status.CheckListen(cfg.Listen, cfg.Status.Token); err != nil {
+		return err
+	}
+	a, err := openApp(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	metrics := status.NewMetrics()
+	a.runner.Observer = metrics
+	a.metrics = metrics
+
+	d := subscription.NewDaemon(cfg, a.runner, a.store, log, uint64(time.Now().UnixNano()))
+	// Leases let several replicas share one database: each account is paced
+	// by the one replica holding its lease. Alone, a daemon holds them all.
+	owner := subscription.NewOwner()
+	d.UseLeases(subscription.NewLeaseKeeper(a.store, owner, cfg.Store.LeaseTTL.D(), log))
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("status endpoint: %w", err)
+	}
+	srv := status.NewServer(status.ServerOptions{Source: a.store, Config: a.config, Daemon: d, Pacers: a.pacers,
+		Metrics: metrics, Token: cfg.Status.Token, Log: log})
+	go func() {
+		if err := srv.Serve(ln); err != nil {
+			log.Error("status endpoint stopped", "error", err)
+		}
+	}()
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	if err := d.Start(ctx); err != nil {
+		return err
+	}
+	log.Info("calsyncd running", "version", version, "config", cfg.Path, "subscriptions", len(cfg.Subscriptions), "replica", owner,
+		"status", "http://"+ln.Addr().String()+"/")
+	_ = sdNotify("READY=1\nSTATUS=syncing " + fmt.Sprint(len(cfg.Subscriptions)) + " subscriptions")
+
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	var watchdog <-chan time.Time
+	if iv := watchdogInterval(); iv > 0 {
+		t := time.NewTicker(iv)
+		defer t.Stop()
+		watchdog = t.C
+	}
+	for {
+		select {
+		case <-hup:
+			_ = sdNotify("RELOADING=1")
+			c.reload(ctx, d, a, *cfgPath)
+			_ = sdNotify("READY=1")
+		case <-watchdog:
+			if d.Running() && a.store.Ping(ctx) == nil {
+				_ = sdNotify("WATCHDOG=1")
+			}
+		case <-ctx.Done():
+			return c.shutdown(d, a)
+		}
+	}
+}
+
+// reload re-reads the configuration; a broken file is reported and the
+// running configuration kept.
+func (c *runCommand) reload(ctx context.Context, d *subscription.Daemon, a *app, path string) {
+	cfg, err := config.Load(path)
+	if err != nil {
+		a.log.Error("reload refused: the configuration has errors; keeping the running one", "error", err)
+		return
+	}
+	old := a.config()
+	if err := d.Reload(ctx, cfg); err != nil {
+		a.log.Error("reload failed", "error", err)
+		return
+	}
+	a.setConfig(cfg)
+	if cfg.Listen != old.Listen || cfg.Status.Token != old.Status.Token || cfg.Store != old.Store {
+		a.log.Warn("listen, status.token and store changes take effect after a restart")
+	}
+}
+
+// shutdown stops scheduling and waits up to sync.shutdown_timeout for
+// in-flight runs; a second signal aborts at once.
+func (c *runCommand) shutdown(d *subscription.Daemon, a *app) error {
+	_ = sdNotify("STOPPING=1")
+	timeout := a.config().Sync.ShutdownTimeout.D()
+	a.log.Info("shutting down: finishing in-flight writes", "timeout", timeout.String())
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	again := make(chan os.Signal, 1)
+	signal.Notify(again, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(again)
+	go func() {
+		select {
+		case <-again:
+			a.log.Warn("second signal: aborting in-flight writes")
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	if err := d.Shutdown(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	a.log.Info("calsyncd stopped")
+	return nil
+}

@@ -1,0 +1,134 @@
+package status
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics are the daemon's Prometheus metrics, on a registry of their own
+// (never the global default one). Labels carry subscription ids, account
+// names, operations and classes — never URLs.
+type Metrics struct {
+	reg *prometheus.Registry
+
+	writes        *prometheus.CounterVec
+	deferred      *prometheus.CounterVec
+	responses     *prometheus.CounterVec
+	retries       *prometheus.CounterVec
+	syncDuration  *prometheus.HistogramVec
+	runs          *prometheus.CounterVec
+	fetches       *prometheus.CounterVec
+	state         *prometheus.GaugeVec
+	spacing       *prometheus.GaugeVec
+	throttleUntil *prometheus.GaugeVec
+}
+
+// NewMetrics registers every metric on a new registry.
+func NewMetrics() *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry()}
+	m.writes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "calsyncd_writes_total",
+		Help: "Writes to Google by operation (create, update, delete) and outcome (ok, deferred, failed, rejected, skipped).",
+	}, []string{"subscription", "op", "outcome"})
+	m.deferred = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "calsyncd_deferred_writes_total",
+		Help: "Writes deferred because Google rate- or usage-limited the account; the next run picks them up.",
+	}, []string{"subscription"})
+	m.responses = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "calsyncd_google_responses_total",
+		Help: "Answers from Google by class (ok, rate_limited, usage_limited, transient, auth, gone, conflict, precondition, invalid).",
+	}, []string{"account", "class"})
+	m.retries = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "calsyncd_retries_total",
+		Help: "Retried requests to Google.",
+	}, []string{"account"})
+	m.syncDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "calsyncd_sync_duration_seconds",
+		Help:    "Duration of sync runs.",
+		Buckets: []float64{0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 180, 600, 1800},
+	}, []string{"subscription"})
+	m.runs = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "calsyncd_runs_total",
+		Help: "Sync runs by outcome (ok, not_modified, deferred, partial, failed).",
+	}, []string{"subscription", "outcome"})
+	m.fetches = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "calsyncd_feed_fetches_total",
+		Help: "Feed fetches by result (ok, not_modified, error).",
+	}, []string{"subscription", "result"})
+	m.state = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "calsyncd_subscription_state",
+		Help: "1 for the subscription's current state (ACTIVE or ERROR), 0 for the other.",
+	}, []string{"subscription", "state"})
+	m.spacing = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "calsyncd_pacer_spacing_seconds",
+		Help: "Current minimum spacing between request starts for the account.",
+	}, []string{"account"})
+	m.throttleUntil = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "calsyncd_throttle_window_until_seconds",
+		Help: "Unix time until which the account's throttle window defers writes (0 when open).",
+	}, []string{"account"})
+	m.reg.MustRegister(m.writes, m.deferred, m.responses, m.retries, m.syncDuration, m.runs, m.fetches, m.state, m.spacing,
+		m.throttleUntil, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Handler serves the metrics in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// Registry is the metrics' registry (for tests).
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// FeedFetched counts a fetch: result is ok, not_modified or error.
+func (m *Metrics) FeedFetched(subscription, result string) {
+	m.fetches.WithLabelValues(subscription, result).Inc()
+}
+
+// RunFinished records a finished run.
+func (m *Metrics) RunFinished(subscription, outcome, state string, d time.Duration) {
+	m.runs.WithLabelValues(subscription, outcome).Inc()
+	m.syncDuration.WithLabelValues(subscription).Observe(d.Seconds())
+	m.SetState(subscription, state)
+}
+
+// SetState sets the subscription state gauge.
+func (m *Metrics) SetState(subscription, state string) {
+	for _, s := range []string{"ACTIVE", "ERROR"} {
+		v := 0.0
+		if s == state {
+			v = 1
+		}
+		m.state.WithLabelValues(subscription, s).Set(v)
+	}
+}
+
+// WriteDone counts one write's outcome.
+func (m *Metrics) WriteDone(subscription, op, outcome string) {
+	m.writes.WithLabelValues(subscription, op, outcome).Inc()
+	if outcome == "deferred" {
+		m.deferred.WithLabelValues(subscription).Inc()
+	}
+}
+
+// Response counts an answer from Google by class ("ok" for success).
+func (m *Metrics) Response(account, class string) {
+	m.responses.WithLabelValues(account, class).Inc()
+}
+
+// Retry counts a retried request.
+func (m *Metrics) Retry(account string) { m.retries.WithLabelValues(account).Inc() }
+
+// Pacing records an account's pacer state.
+func (m *Metrics) Pacing(account string, spacing time.Duration, throttleUntil time.Time) {
+	m.spacing.WithLabelValues(account).Set(spacing.Seconds())
+	v := 0.0
+	if !throttleUntil.IsZero() {
+		v = float64(throttleUntil.Unix())
+	}
+	m.throttleUntil.WithLabelValues(account).Set(v)
+}

@@ -1,0 +1,294 @@
+// Package status shows operators what the daemon is doing: the status
+// report (JSON, a table, an HTML page with a chart of recent runs), health,
+// Prometheus metrics, and the HTTP server that serves them. Nothing it
+// renders may carry a secret: feed URLs appear as scheme and host only.
+package status
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/calsyncd/calsyncd/internal/config"
+	"github.com/calsyncd/calsyncd/internal/mapping"
+	"github.com/calsyncd/calsyncd/internal/store"
+)
+
+// Source is the state database as the report reads it.
+type Source interface {
+	Subscriptions(ctx context.Context) ([]store.SubscriptionState, error)
+	Runs(ctx context.Context, subscriptionID string, limit int) ([]store.Run, error)
+	CountMappings(ctx context.Context, subscriptionID string) (int, error)
+	Rejections(ctx context.Context, subscriptionID string) ([]mapping.Rejection, error)
+	Accounts(ctx context.Context) ([]store.AccountState, error)
+	Leases(ctx context.Context) ([]store.Lease, error)
+	Ping(ctx context.Context) error
+}
+
+// Scheduler is the running daemon, when there is one.
+type Scheduler interface {
+	Running() bool
+	NextRun(id string) time.Time
+}
+
+// Pacer is a live account's pacer, when the daemon has one.
+type Pacer struct {
+	Account       string
+	Spacing       time.Duration
+	ThrottleUntil time.Time
+	ThrottleClass string
+}
+
+// Report is the whole status, as served by GET /status and printed by
+// `calsyncd status --json`. Its schema is documented in the README.
+type Report struct {
+	GeneratedAt   time.Time      `json:"generated_at"`
+	Daemon        bool           `json:"daemon"`
+	Subscriptions []Subscription `json:"subscriptions"`
+	Accounts      []Account      `json:"accounts"`
+}
+
+// Subscription is one subscription's status.
+type Subscription struct {
+	ID                string       `json:"id"`
+	Feed              string       `json:"feed"`
+	Calendar          string       `json:"calendar"`
+	Account           string       `json:"account"`
+	State             string       `json:"state"`
+	ConsecutiveErrors int          `json:"consecutive_errors"`
+	InConfig          bool         `json:"in_config"`
+	EventsMapped      int          `json:"events_mapped"`
+	HeldDeletes       int          `json:"held_deletes"`
+	Rejected          []Rejection  `json:"rejected_events"`
+	NextRun           *time.Time   `json:"next_run,omitempty"`
+	LastRun           *Run         `json:"last_run,omitempty"`
+	LastError         *ErrorReport `json:"last_error,omitempty"`
+	Notes             []string     `json:"notes"`
+	// History is the last runs, oldest first, for the chart.
+	History []Run `json:"-"`
+}
+
+// Run is one run's summary.
+type Run struct {
+	ID          int64      `json:"id"`
+	StartedAt   time.Time  `json:"started_at"`
+	FinishedAt  *time.Time `json:"finished_at,omitempty"`
+	Outcome     string     `json:"outcome"`
+	Created     int        `json:"created"`
+	Updated     int        `json:"updated"`
+	Deleted     int        `json:"deleted"`
+	Unchanged   int        `json:"unchanged"`
+	Deferred    int        `json:"deferred"`
+	Failed      int        `json:"failed"`
+	Rejected    int        `json:"rejected"`
+	HeldDeletes int        `json:"held_deletes"`
+}
+
+// Writes is the number of successful writes of the run.
+func (r Run) Writes() int { return r.Created + r.Updated + r.Deleted }
+
+// Rejection is an event Google refused.
+type Rejection struct {
+	UID          string    `json:"uid"`
+	RecurrenceID string    `json:"recurrence_id,omitempty"`
+	Reason       string    `json:"reason"`
+	At           time.Time `json:"at"`
+}
+
+// ErrorReport is the last error: its class and what to do about it.
+type ErrorReport struct {
+	Class   string `json:"class"`
+	Message string `json:"message"`
+	Detail  string `json:"detail"`
+}
+
+// Account is one Google account's pacing state and which replica works
+// on it.
+type Account struct {
+	Name          string     `json:"name"`
+	SpacingMS     int64      `json:"pacer_spacing_ms"`
+	ThrottleUntil *time.Time `json:"throttle_window_until,omitempty"`
+	ThrottleClass string     `json:"throttle_class,omitempty"`
+	Lease         *Lease     `json:"lease,omitempty"`
+}
+
+// Lease is the replica holding an account's work.
+type Lease struct {
+	Owner     string    `json:"owner"`
+	ExpiresAt time.Time `json:"expires_at"`
+	// Expired leases belong to a replica that stopped; another takes the
+	// account over.
+	Expired bool `json:"expired"`
+}
+
+// historyLen is how many runs the page charts.
+const historyLen = 48
+
+// Build assembles the report from the database, the configuration and, when
+// the daemon is running, its scheduler and pacers (nil otherwise).
+func Build(ctx context.Context, src Source, cfg *config.Config, sched Scheduler, pacers []Pacer, now time.Time) (*Report, error) {
+	rep := &Report{GeneratedAt: now.UTC(), Daemon: sched != nil && sched.Running(), Subscriptions: []Subscription{}, Accounts: []Account{}}
+	states, err := src.Subscriptions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	known := map[string]store.SubscriptionState{}
+	for _, st := range states {
+		known[st.ID] = st
+	}
+	ids := map[string]bool{}
+	var order []string
+	for _, s := range cfg.Subscriptions {
+		ids[s.ID] = true
+		order = append(order, s.ID)
+	}
+	for _, st := range states {
+		if !ids[st.ID] {
+			order = append(order, st.ID)
+		}
+	}
+	for _, id := range order {
+		sub, inConfig := cfg.Subscription(id)
+		st, seen := known[id]
+		s := Subscription{ID: id, InConfig: inConfig, State: store.StateActive, Rejected: []Rejection{}, Notes: []string{}}
+		if inConfig {
+			s.Feed, s.Calendar, s.Account = config.RedactURL(sub.URL), sub.Calendar, sub.AccountName()
+		}
+		if seen {
+			s.Calendar, s.Account, s.State = st.Calendar, st.Account, st.State
+			s.ConsecutiveErrors, s.HeldDeletes = st.ConsecutiveErrors, st.HeldDeletes
+			s.Notes = append(s.Notes, st.Notes...)
+			if st.LastErrorClass != "" {
+				s.LastError = &ErrorReport{Class: st.LastErrorClass, Message: Explain(st.LastErrorClass), Detail: st.LastError}
+			}
+			if s.EventsMapped, err = src.CountMappings(ctx, id); err != nil {
+				return nil, err
+			}
+			rejs, err := src.Rejections(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range rejs {
+				s.Rejected = append(s.Rejected, Rejection{UID: r.Key.UID, RecurrenceID: r.Key.RecurrenceID, Reason: r.Reason, At: r.At})
+			}
+			runs, err := src.Runs(ctx, id, historyLen)
+			if err != nil {
+				return nil, err
+			}
+			for i := len(runs) - 1; i >= 0; i-- {
+				s.History = append(s.History, toRun(runs[i]))
+			}
+			if len(runs) > 0 {
+				last := toRun(runs[0])
+				s.LastRun = &last
+			}
+			if !st.NextRunAt.IsZero() {
+				t := st.NextRunAt
+				s.NextRun = &t
+			}
+		}
+		if !inConfig {
+			s.Notes = append(s.Notes, "removed from the configuration; its events stay in Google unless sync.prune_on_remove is set")
+		}
+		if sched != nil {
+			if t := sched.NextRun(id); !t.IsZero() {
+				s.NextRun = &t
+			}
+		}
+		if s.HeldDeletes > 0 {
+			s.Notes = append(s.Notes, fmt.Sprintf("%d deletes held by the mass-delete guard: run `calsyncd sync --allow-deletes %s` if the feed really lost these events", s.HeldDeletes, id))
+		}
+		rep.Subscriptions = append(rep.Subscriptions, s)
+	}
+
+	accounts := map[string]*Account{}
+	for _, name := range cfg.AccountNames() {
+		accounts[name] = &Account{Name: name, SpacingMS: cfg.Writer.Spacing.D().Milliseconds()}
+	}
+	stored, err := src.Accounts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range stored {
+		acc := accounts[a.Name]
+		if acc == nil {
+			acc = &Account{Name: a.Name, SpacingMS: cfg.Writer.Spacing.D().Milliseconds()}
+			accounts[a.Name] = acc
+		}
+		if a.Spacing > 0 {
+			acc.SpacingMS = a.Spacing.Milliseconds()
+		}
+		if a.ThrottleUntil.After(now) {
+			t := a.ThrottleUntil
+			acc.ThrottleUntil, acc.ThrottleClass = &t, a.ThrottleClass
+		}
+	}
+	for _, p := range pacers {
+		acc := accounts[p.Account]
+		if acc == nil {
+			acc = &Account{Name: p.Account}
+			accounts[p.Account] = acc
+		}
+		acc.SpacingMS = p.Spacing.Milliseconds()
+		acc.ThrottleUntil, acc.ThrottleClass = nil, ""
+		if p.ThrottleUntil.After(now) {
+			t := p.ThrottleUntil
+			acc.ThrottleUntil, acc.ThrottleClass = &t, p.ThrottleClass
+		}
+	}
+	leases, err := src.Leases(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range leases {
+		acc := accounts[l.Account]
+		if acc == nil {
+			continue
+		}
+		acc.Lease = &Lease{Owner: l.Owner, ExpiresAt: l.ExpiresAt, Expired: !l.HeldAt(now)}
+	}
+	for _, a := range accounts {
+		rep.Accounts = append(rep.Accounts, *a)
+	}
+	sort.Slice(rep.Accounts, func(i, j int) bool { return rep.Accounts[i].Name < rep.Accounts[j].Name })
+	return rep, nil
+}
+
+func toRun(r store.Run) Run {
+	out := Run{ID: r.ID, StartedAt: r.StartedAt, Outcome: r.Outcome, Created: r.Created, Updated: r.Updated, Deleted: r.Deleted,
+		Unchanged: r.Unchanged, Deferred: r.Deferred, Failed: r.Failed, Rejected: r.Rejected, HeldDeletes: r.HeldDeletes}
+	if !r.FinishedAt.IsZero() {
+		t := r.FinishedAt
+		out.FinishedAt = &t
+	}
+	return out
+}
+
+// Explain turns an error class into a sentence an operator can act on.
+func Explain(class string) string {
+	switch {
+	case class == "auth":
+		return "Google refused the account's credentials or the calendar is not shared with it: check `calsyncd auth status`, the sharing of the calendar, or run `calsyncd auth login`."
+	case class == "rate_limited":
+		return "Google rate-limited the account; writes are deferred and picked up by the next run. Nothing to do unless it persists for days."
+	case class == "usage_limited":
+		return "Google's Calendar usage limit made the account read-only for a while; writes wait for the lockout to end (usually hours)."
+	case class == "transient":
+		return "Google answered with server errors or the connection broke; the writes are retried next run."
+	case class == "feed_unreachable":
+		return "The feed server could not be reached (DNS, connection, TLS or timeout). Check the URL and the network."
+	case class == "feed_rejected":
+		return "The feed server refused the request (401/403/404/410): the feed's URL or its credentials may have changed."
+	case class == "feed_unavailable":
+		return "The feed server is overloaded or failing (429/5xx); calsyncd retries later."
+	case class == "feed_too_large":
+		return "The feed is larger than feed.max_size; raise the limit if the feed is genuine."
+	case class == "feed_invalid":
+		return "The feed did not answer with an iCalendar document (an HTML login page, an empty or truncated body). Nothing was deleted."
+	case strings.HasPrefix(class, "feed_"):
+		return "The feed could not be fetched or read."
+	}
+	return "An internal error stopped the run; see the daemon's log."
+}

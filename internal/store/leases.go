@@ -1,0 +1,196 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// DefaultLeaseTTL is the visibility timeout: how long a replica that stops
+// heartbeating keeps its accounts before another replica may take them.
+const DefaultLeaseTTL = 60 * time.Second
+
+// ErrLeaseLost is returned when a replica extends or releases a lease it no
+// longer holds: it expired, or another replica took it. The replica must
+// stop writing for that account at once.
+var ErrLeaseLost = errors.New("store: lease lost")
+
+// Lease is a replica's claim on one Google account's work: while it holds
+// the lease, only it syncs the account's subscriptions, so one pacer spends
+// the account's quota. A lease is held while Now is before ExpiresAt.
+type Lease struct {
+	Account   string
+	Owner     string
+	ExpiresAt time.Time
+}
+
+// HeldAt reports whether the lease is still in force at t.
+func (l Lease) HeldAt(t time.Time) bool { return l.Owner != "" && t.Before(l.ExpiresAt) }
+
+// ClaimLease tries to take the lease on account for owner until Now+ttl. It
+// succeeds when the account is free, its lease has expired, or owner already
+// holds it (which renews it). Otherwise claimed is false and the returned
+// Lease names the current holder. Losing the race is a result, not an error.
+//
+// The claim is one conditional upsert, atomic on both drivers: the insert
+// wins when no row exists; on conflict the row is overwritten only if the
+// WHERE holds, which PostgreSQL evaluates on the latest committed version
+// under a row lock and SQLite under its single-writer lock. Of N replicas
+// racing for a free account exactly one gets a row back. (FOR UPDATE SKIP
+// LOCKED suits "give me any free item" queues; we claim named accounts, and
+// SQLite has no SKIP LOCKED, so one statement serves both.)
+func (s *Store) ClaimLease(ctx context.Context, account, owner string, ttl time.Duration) (l Lease, claimed bool, err error) {
+	if err := checkLeaseArgs(account, owner, ttl); err != nil {
+		return Lease{}, false, err
+	}
+	now := s.Now()
+	var expires int64
+	err = s.queryRow(ctx, `INSERT INTO leases (account, owner, expires_at) VALUES (?, ?, ?)
+		ON CONFLICT (account) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+		WHERE leases.expires_at <= ? OR leases.owner = excluded.owner
+		RETURNING expires_at`,
+		account, owner, ms(now.Add(ttl)), ms(now)).Scan(&expires)
+	switch {
+	case err == nil:
+		return Lease{Account: account, Owner: owner, ExpiresAt: fromMS(expires)}, true, nil
+	case !errors.Is(err, sql.ErrNoRows):
+		return Lease{}, false, fmt.Errorf("store: claim lease on %s: %w", account, err)
+	}
+	// Someone else holds it. Read who, for the caller's log and status; the
+	// holder may have released it since, which leaves an empty Lease.
+	l, err = s.lease(ctx, account)
+	if err != nil {
+		return Lease{}, false, fmt.Errorf("store: claim lease on %s: %w", account, err)
+	}
+	return l, false, nil
+}
+
+// ExtendLease is the holder's heartbeat: it moves the expiry to Now+ttl. It
+// fails with ErrLeaseLost unless owner holds an unexpired lease, because a
+// lease that lapsed may have been taken and given back meanwhile.
+func (s *Store) ExtendLease(ctx context.Context, account, owner string, ttl time.Duration) (Lease, error) {
+	if err := checkLeaseArgs(account, owner, ttl); err != nil {
+		return Lease{}, err
+	}
+	now := s.Now()
+	var expires int64
+	err := s.queryRow(ctx, `UPDATE leases SET expires_at = ? WHERE account = ? AND owner = ? AND expires_at > ?
+		RETURNING expires_at`, ms(now.Add(ttl)), account, owner, ms(now)).Scan(&expires)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Lease{}, fmt.Errorf("store: extend lease on %s for %s: %w", account, owner, ErrLeaseLost)
+	}
+	if err != nil {
+		return Lease{}, fmt.Errorf("store: extend lease on %s: %w", account, err)
+	}
+	return Lease{Account: account, Owner: owner, ExpiresAt: fromMS(expires)}, nil
+}
+
+// TakeOverLease moves a lease from a holder known to be dead (a process on
+// this host that no longer exists) to owner, without waiting for the expiry.
+// It succeeds only if from still holds the row, so two replicas taking over
+// the same dead holder cannot both win.
+func (s *Store) TakeOverLease(ctx context.Context, account, from, owner string, ttl time.Duration) (Lease, bool, error) {
+	if err := checkLeaseArgs(account, owner, ttl); err != nil {
+		return Lease{}, false, err
+	}
+	now := s.Now()
+	var expires int64
+	err := s.queryRow(ctx, `UPDATE leases SET owner = ?, expires_at = ? WHERE account = ? AND owner = ? RETURNING expires_at`,
+		owner, ms(now.Add(ttl)), account, from).Scan(&expires)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Lease{}, false, nil
+	}
+	if err != nil {
+		return Lease{}, false, fmt.Errorf("store: take over lease on %s: %w", account, err)
+	}
+	return Lease{Account: account, Owner: owner, ExpiresAt: fromMS(expires)}, true, nil
+}
+
+// ReleaseLease gives the account back (on shutdown) so another replica can
+// take it without waiting for the expiry. Only the owner can release; for
+// anyone else it changes nothing and returns ErrLeaseLost.
+func (s *Store) ReleaseLease(ctx context.Context, account, owner string) error {
+	res, err := s.exec(ctx, `DELETE FROM leases WHERE account = ? AND owner = ?`, account, owner)
+	if err != nil {
+		return fmt.Errorf("store: release lease on %s: %w", account, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("store: release lease on %s: %w", account, err)
+	} else if n == 0 {
+		return fmt.Errorf("store: release lease on %s for %s: %w", account, owner, ErrLeaseLost)
+	}
+	return nil
+}
+
+// ReleaseLeases gives back every lease owner holds (on SIGTERM) and says how
+// many there were.
+func (s *Store) ReleaseLeases(ctx context.Context, owner string) (int, error) {
+	res, err := s.exec(ctx, `DELETE FROM leases WHERE owner = ?`, owner)
+	if err != nil {
+		return 0, fmt.Errorf("store: release leases of %s: %w", owner, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("store: release leases of %s: %w", owner, err)
+	}
+	return int(n), nil
+}
+
+// Leases lists every lease row by account, expired ones included (a replica
+// that died shows its leases until they are taken over): use HeldAt to tell.
+func (s *Store) Leases(ctx context.Context) ([]Lease, error) {
+	rows, err := s.query(ctx, `SELECT account, owner, expires_at FROM leases ORDER BY account`)
+	if err != nil {
+		return nil, fmt.Errorf("store: list leases: %w", err)
+	}
+	defer rows.Close()
+	var out []Lease
+	for rows.Next() {
+		var (
+			l       Lease
+			expires int64
+		)
+		if err := rows.Scan(&l.Account, &l.Owner, &expires); err != nil {
+			return nil, fmt.Errorf("store: list leases: %w", err)
+		}
+		l.ExpiresAt = fromMS(expires)
+		out = append(out, l)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: list leases: %w", err)
+	}
+	return out, nil
+}
+
+// lease reads one account's lease row; an absent row is the zero Lease.
+func (s *Store) lease(ctx context.Context, account string) (Lease, error) {
+	var (
+		l       = Lease{Account: account}
+		expires int64
+	)
+	err := s.queryRow(ctx, `SELECT owner, expires_at FROM leases WHERE account = ?`, account).Scan(&l.Owner, &expires)
+	if errors.Is(err, sql.ErrNoRows) {
+		return l, nil
+	}
+	if err != nil {
+		return Lease{}, err
+	}
+	l.ExpiresAt = fromMS(expires)
+	return l, nil
+}
+
+func checkLeaseArgs(account, owner string, ttl time.Duration) error {
+	switch {
+	case account == "":
+		return errors.New("store: lease: empty account")
+	case owner == "":
+		return errors.New("store: lease: empty owner")
+	case ttl < time.Millisecond:
+		// Expiries are stored in milliseconds; a shorter ttl would be an
+		// already-expired lease.
+		return fmt.Errorf("store: lease: ttl %s must be at least 1ms", ttl)
+	}
+	return nil
+}

@@ -1,0 +1,458 @@
+package subscription
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/calsyncd/calsyncd/internal/config"
+	"github.com/calsyncd/calsyncd/internal/diff"
+	"github.com/calsyncd/calsyncd/internal/gcalwriter"
+	"github.com/calsyncd/calsyncd/internal/mapping"
+	"github.com/calsyncd/calsyncd/internal/store"
+)
+
+// DaemonStore is what the daemon reads beyond the runner's needs.
+type DaemonStore interface {
+	Subscription(ctx context.Context, id string) (store.SubscriptionState, error)
+	Subscriptions(ctx context.Context) ([]store.SubscriptionState, error)
+	Mappings(ctx context.Context, subscriptionID string) ([]mapping.Mapping, error)
+	DeleteMapping(ctx context.Context, subscriptionID string, k mapping.Key) error
+	DeleteSubscription(ctx context.Context, id string) error
+	SetNextRun(ctx context.Context, id string, at time.Time) error
+}
+
+// Daemon runs every configured subscription on its schedule until it is
+// shut down: the heart of `calsyncd run`.
+type Daemon struct {
+	runner *Runner
+	store  DaemonStore
+	log    *slog.Logger
+	// Seed makes the per-run jitter reproducible in tests.
+	seed uint64
+
+	mu       sync.Mutex
+	cfg      *config.Config
+	cadence  Cadence
+	cron     *cron.Cron
+	entries  map[string]*entry
+	stopping bool
+	started  bool
+	inflight sync.WaitGroup
+
+	// work is the context of every run; it is cancelled only when the
+	// shutdown deadline passes. drain is closed when shutdown begins: runs
+	// stop starting new writes and let the ones in flight finish.
+	work       context.Context
+	cancelWork context.CancelFunc
+	drain      chan struct{}
+
+	// leases, when set, make this daemon one of several replicas: it runs
+	// only the subscriptions of accounts whose lease it holds.
+	leases     *LeaseKeeper
+	stopLeases context.CancelFunc
+}
+
+// UseLeases makes the daemon take turns with other replicas through account
+// leases. Call it before Start.
+func (d *Daemon) UseLeases(k *LeaseKeeper) { d.leases = k }
+
+// accounts lists the accounts of the configured subscriptions.
+func (d *Daemon) accounts() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range d.cfg.Subscriptions {
+		if a := s.AccountName(); !seen[a] {
+			seen[a] = true
+			out = append(out, a)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// runContext is the context of one run of an account's subscription, and
+// whether this replica may run it at all.
+func (d *Daemon) runContext(account string) (context.Context, context.CancelFunc, bool) {
+	if d.leases == nil {
+		return d.work, func() {}, true
+	}
+	if !d.leases.Holds(account) {
+		return nil, nil, false
+	}
+	ctx, cancel := d.leases.Bind(d.work, account)
+	return ctx, cancel, true
+}
+
+type entry struct {
+	id       cron.EntryID
+	schedule *spreadSchedule
+	sub      config.Subscription
+}
+
+// NewDaemon returns a daemon for cfg. seed varies the jitter (use the time
+// in production, a constant in tests).
+func NewDaemon(cfg *config.Config, runner *Runner, st DaemonStore, log *slog.Logger, seed uint64) *Daemon {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Daemon{runner: runner, store: st, log: log, seed: seed, cfg: cfg, entries: map[string]*entry{}, drain: make(chan struct{})}
+}
+
+// Start schedules every subscription and starts the scheduler.
+// Subscriptions that have not run within the last interval (or never) run
+// soon, spread over the first minutes instead of all at once.
+func (d *Daemon) Start(ctx context.Context) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.started {
+		return errors.New("subscription: daemon already started")
+	}
+	base, err := config.CronParser.Parse(d.cfg.Schedule)
+	if err != nil {
+		return fmt.Errorf("subscription: schedule: %w", err)
+	}
+	d.work, d.cancelWork = context.WithCancel(context.WithoutCancel(ctx))
+	d.cadence = NewCadence(base, d.runner.now())
+	if d.leases != nil {
+		// Claim what we can before scheduling, so the catch-up runs are ours.
+		d.mu.Unlock()
+		d.leases.renew(ctx, d.accounts())
+		d.mu.Lock()
+		var lctx context.Context
+		lctx, d.stopLeases = context.WithCancel(context.WithoutCancel(ctx))
+		go d.leases.Keep(lctx, d.accounts)
+	}
+	d.cron = cron.New(cron.WithParser(config.CronParser), cron.WithLocation(time.Local))
+	for _, sub := range d.cfg.Subscriptions {
+		d.add(ctx, sub)
+	}
+	d.cron.Start()
+	d.started = true
+	d.log.Info("scheduler started", "schedule", d.cfg.Schedule, "interval", d.cadence.Interval.String(),
+		"spread", d.cadence.Spread.String(), "subscriptions", len(d.cfg.Subscriptions))
+	d.inflight.Add(1)
+	go func(cfg *config.Config) {
+		defer d.inflight.Done()
+		d.pruneRemoved(ctx, cfg)
+	}(d.cfg)
+	return nil
+}
+
+// add schedules one subscription (d.mu held).
+func (d *Daemon) add(ctx context.Context, sub config.Subscription) {
+	s := newSpreadSchedule(d.cadence, sub.ID, d.seed)
+	now := d.runner.now()
+	st, err := d.store.Subscription(ctx, sub.ID)
+	if err != nil || st.UpdatedAt.IsZero() || now.Sub(st.UpdatedAt) > d.cadence.Interval+d.cadence.Spread/4 {
+		// Catch up soon: spread over at most two minutes by phase.
+		startup := min(d.cadence.Spread, 2*time.Minute)
+		delay := time.Duration(float64(s.phase) / float64(d.cadence.Spread) * float64(startup))
+		s.runSoon(now.Add(delay + time.Second))
+	}
+	e := &entry{schedule: s, sub: sub}
+	e.id = d.cron.Schedule(s, cron.FuncJob(func() { d.scheduled(sub.ID) }))
+	d.entries[sub.ID] = e
+}
+
+// scheduled is a subscription's cron job.
+func (d *Daemon) scheduled(id string) {
+	d.mu.Lock()
+	e, ok := d.entries[id]
+	if !ok || d.stopping {
+		d.mu.Unlock()
+		return
+	}
+	sub, cfg := e.sub, d.cfg
+	d.inflight.Add(1)
+	d.mu.Unlock()
+	defer d.inflight.Done()
+	defer d.persistNextRun(id)
+
+	if st, err := d.store.Subscription(d.work, id); err == nil && st.State == store.StateError {
+		wait := errorBackoff(d.cadence.Interval, st.ConsecutiveErrors, cfg.Sync.ErrorThreshold, cfg.Sync.ErrorMaxInterval.D())
+		if since := d.runner.now().Sub(st.UpdatedAt); since < wait {
+			d.log.Debug("subscription in ERROR: waiting before retrying", "subscription", id,
+				"retry_in", (wait - since).Round(time.Second).String())
+			return
+		}
+	}
+	ctx, cancel, ok := d.runContext(sub.AccountName())
+	if !ok {
+		d.log.Debug("another replica holds the account; not running", "subscription", id, "account", sub.AccountName())
+		return
+	}
+	defer cancel()
+	if _, err := d.runner.Sync(ctx, sub, Options{Scheduled: true, Drain: d.drain}); err != nil && !errors.Is(err, ErrBusy) {
+		d.log.Error("sync could not run", "subscription", id, "error", err)
+	}
+}
+
+func (d *Daemon) persistNextRun(id string) {
+	next := d.NextRun(id)
+	if next.IsZero() {
+		return
+	}
+	if err := d.store.SetNextRun(context.WithoutCancel(d.work), id, next); err != nil {
+		d.log.Warn("cannot record the next run", "subscription", id, "error", err)
+	}
+}
+
+// NextRun is when the subscription runs next (zero if unknown).
+func (d *Daemon) NextRun(id string) time.Time {
+	d.mu.Lock()
+	e, ok := d.entries[id]
+	c := d.cron
+	d.mu.Unlock()
+	if !ok || c == nil {
+		return time.Time{}
+	}
+	return c.Entry(e.id).Next
+}
+
+// Running reports whether the scheduler is up (for health checks).
+func (d *Daemon) Running() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.started && !d.stopping
+}
+
+// Subscriptions returns the configured subscriptions, by id.
+func (d *Daemon) Subscriptions() []config.Subscription {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]config.Subscription, 0, len(d.entries))
+	for _, e := range d.entries {
+		out = append(out, e.sub)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// ErrUnknownSubscription is returned by Trigger for an id not in the
+// configuration.
+var ErrUnknownSubscription = errors.New("subscription: no such subscription")
+
+// ErrStopping is returned by Trigger during shutdown.
+var ErrStopping = errors.New("subscription: the daemon is shutting down")
+
+// Trigger runs a subscription now, in the background, and returns the new
+// run's id once it is recorded. ErrBusy means a run is already going.
+func (d *Daemon) Trigger(id string, opts Options) (int64, error) {
+	d.mu.Lock()
+	e, ok := d.entries[id]
+	if !ok {
+		d.mu.Unlock()
+		return 0, ErrUnknownSubscription
+	}
+	if d.stopping || !d.started {
+		d.mu.Unlock()
+		return 0, ErrStopping
+	}
+	sub := e.sub
+	d.inflight.Add(1)
+	d.mu.Unlock()
+	ctx, cancel, ok := d.runContext(sub.AccountName())
+	if !ok {
+		d.inflight.Done()
+		return 0, fmt.Errorf("%w %s; trigger the sync on the replica that holds it", ErrLeaseHeld, sub.AccountName())
+	}
+
+	started := make(chan int64, 1)
+	failed := make(chan error, 1)
+	opts.Started = func(runID int64) { started <- runID }
+	opts.Drain = d.drain
+	go func() {
+		defer d.inflight.Done()
+		defer cancel()
+		if _, err := d.runner.Sync(ctx, sub, opts); err != nil {
+			failed <- err
+		}
+	}()
+	select {
+	case runID := <-started:
+		return runID, nil
+	case err := <-failed:
+		return 0, err
+	}
+}
+
+// Reload applies a new configuration: added subscriptions are scheduled,
+// removed ones unscheduled (their events stay in Google unless
+// sync.prune_on_remove is set), changed ones use their new settings from
+// their next run. A changed schedule reschedules everything.
+func (d *Daemon) Reload(ctx context.Context, cfg *config.Config) error {
+	d.mu.Lock()
+	if d.stopping {
+		d.mu.Unlock()
+		return ErrStopping
+	}
+	base, err := config.CronParser.Parse(cfg.Schedule)
+	if err != nil {
+		d.mu.Unlock()
+		return fmt.Errorf("subscription: schedule: %w", err)
+	}
+	old := d.cfg
+	d.cfg = cfg
+	d.runner.SetConfig(cfg)
+	if cfg.Schedule != old.Schedule {
+		d.cadence = NewCadence(base, d.runner.now())
+		for id, e := range d.entries {
+			d.cron.Remove(e.id)
+			delete(d.entries, id)
+		}
+	}
+	want := map[string]config.Subscription{}
+	for _, s := range cfg.Subscriptions {
+		want[s.ID] = s
+	}
+	var added, removed, changed []string
+	for id, e := range d.entries {
+		s, ok := want[id]
+		switch {
+		case !ok:
+			d.cron.Remove(e.id)
+			delete(d.entries, id)
+			removed = append(removed, id)
+		case !sameSettings(s, e.sub):
+			e.sub = s
+			changed = append(changed, id)
+		}
+	}
+	for _, s := range cfg.Subscriptions {
+		if _, ok := d.entries[s.ID]; !ok {
+			d.add(ctx, s)
+			added = append(added, s.ID)
+		}
+	}
+	d.mu.Unlock()
+	sort.Strings(added)
+	sort.Strings(removed)
+	sort.Strings(changed)
+	d.log.Info("configuration reloaded", "added", added, "removed", removed, "changed", changed, "schedule", cfg.Schedule)
+	if len(removed) > 0 {
+		d.inflight.Add(1)
+		go func() {
+			defer d.inflight.Done()
+			d.pruneRemoved(ctx, cfg)
+		}()
+	}
+	return nil
+}
+
+func sameSettings(a, b config.Subscription) bool {
+	return a.URL == b.URL && a.Calendar == b.Calendar && a.Account == b.Account && a.TimeZone == b.TimeZone &&
+		a.Identity == b.Identity && fmt.Sprint(a.Headers) == fmt.Sprint(b.Headers) &&
+		fmt.Sprint(a.BasicAuth) == fmt.Sprint(b.BasicAuth) && fmt.Sprint(a.Window) == fmt.Sprint(b.Window)
+}
+
+// pruneRemoved handles subscriptions the database knows but the
+// configuration no longer lists: with prune_on_remove their events are
+// deleted from Google and the subscription forgotten; otherwise they are
+// left alone (and logged once).
+func (d *Daemon) pruneRemoved(ctx context.Context, cfg *config.Config) {
+	known, err := d.store.Subscriptions(ctx)
+	if err != nil {
+		d.log.Warn("cannot list subscriptions in the database", "error", err)
+		return
+	}
+	for _, st := range known {
+		if _, ok := cfg.Subscription(st.ID); ok {
+			continue
+		}
+		if d.leases != nil && !d.leases.Holds(st.Account) {
+			continue // the replica holding the account prunes it
+		}
+		if !cfg.Sync.PruneOnRemove {
+			d.log.Info("subscription removed from the configuration; its events stay in Google (set sync.prune_on_remove to delete them)",
+				"subscription", st.ID)
+			continue
+		}
+		if err := d.runner.Prune(d.work, st); err != nil {
+			d.log.Error("prune of a removed subscription failed; retried at the next reload or start", "subscription", st.ID, "error", err)
+			continue
+		}
+		if err := d.store.DeleteSubscription(context.WithoutCancel(ctx), st.ID); err != nil {
+			d.log.Error("cannot forget a pruned subscription", "subscription", st.ID, "error", err)
+		}
+	}
+}
+
+// Shutdown stops scheduling and drains: running syncs start no new writes,
+// the writes in flight finish and are persisted, and each run records its
+// outcome (deferred: the rest is picked up next time). If ctx ends first,
+// what is still running is cancelled, and Shutdown waits for it to record.
+func (d *Daemon) Shutdown(ctx context.Context) error {
+	d.mu.Lock()
+	if !d.started || d.stopping {
+		d.mu.Unlock()
+		return nil
+	}
+	d.stopping = true
+	c := d.cron
+	d.mu.Unlock()
+	c.Stop()
+	close(d.drain)
+	done := make(chan struct{})
+	go func() {
+		d.inflight.Wait()
+		close(done)
+	}()
+	var err error
+	select {
+	case <-done:
+		d.log.Info("scheduler stopped; every run finished")
+	case <-ctx.Done():
+		d.log.Warn("shutdown deadline passed; cancelling the runs still going")
+		d.cancelWork()
+		<-done
+		err = ctx.Err()
+	}
+	d.cancelWork()
+	if d.leases != nil {
+		d.stopLeases()
+		d.leases.Release(context.WithoutCancel(ctx))
+	}
+	return err
+}
+
+// Prune deletes every event a subscription wrote, through the paced writer,
+// forgetting each mapping as its event goes. It is used when a subscription
+// is removed with sync.prune_on_remove set.
+func (r *Runner) Prune(ctx context.Context, st store.SubscriptionState) error {
+	unlock, err := r.lock(st.ID)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	mapped, err := r.Store.Mappings(ctx, st.ID)
+	if err != nil {
+		return err
+	}
+	if len(mapped) == 0 {
+		return nil
+	}
+	w, err := r.Writer(st.Account)
+	if err != nil {
+		return err
+	}
+	plan := diff.Compute(nil, mapped, nil)
+	res := w.Apply(ctx, gcalwriter.Batch{SubscriptionID: st.ID, CalendarID: st.Calendar, Ops: plan.Deletes},
+		&persister{store: r.Store, sub: st.ID})
+	r.log().Info("pruned a removed subscription", "subscription", st.ID, "deleted", res.Deleted, "deferred", res.Deferred, "failed", res.Failed)
+	if res.Err != nil {
+		return res.Err
+	}
+	if left := len(mapped) - res.Deleted; left > 0 {
+		return fmt.Errorf("subscription: %d events of %s not yet deleted", left, st.ID)
+	}
+	return nil
+}

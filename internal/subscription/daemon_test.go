@@ -1,0 +1,217 @@
+package subscription_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/calsyncd/calsyncd/internal/config"
+	"github.com/calsyncd/calsyncd/internal/diff"
+	"github.com/calsyncd/calsyncd/internal/feed"
+	"github.com/calsyncd/calsyncd/internal/gcalwriter"
+	"github.com/calsyncd/calsyncd/internal/mapping"
+	"github.com/calsyncd/calsyncd/internal/store"
+	"github.com/calsyncd/calsyncd/internal/subscription"
+)
+
+const oneEvent = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:test\r\nBEGIN:VEVENT\r\nUID:a@example.com\r\n" +
+	"DTSTART:20270111T090000Z\r\nDTEND:20270111T100000Z\r\nSUMMARY:A\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+
+// memFetcher serves feeds from memory and counts fetches per URL.
+type memFetcher struct {
+	mu     sync.Mutex
+	bodies map[string]string // url → body; missing ⇒ unreachable
+	count  map[string]int
+}
+
+func (f *memFetcher) Fetch(ctx context.Context, req feed.Request) (*feed.Response, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.count[req.URL]++
+	body, ok := f.bodies[req.URL]
+	if !ok {
+		return nil, &feed.FetchError{Kind: feed.Unreachable, Msg: "cannot reach the feed server"}
+	}
+	return &feed.Response{Body: []byte(body), BodyHash: body}, nil
+}
+
+func (f *memFetcher) fetches(url string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.count[url]
+}
+
+// okWriter accepts every write.
+type okWriter struct{}
+
+func (okWriter) Apply(ctx context.Context, b gcalwriter.Batch, p gcalwriter.Persister) gcalwriter.Result {
+	var res gcalwriter.Result
+	for _, op := range b.Ops {
+		switch op.Kind {
+		case diff.Create, diff.Update:
+			m := op.Key
+			_ = p.Saved(ctx, mappingFor(m, op.Event.Hash))
+			res.Created++
+		case diff.Delete:
+			_ = p.Deleted(ctx, op.Key)
+			res.Deleted++
+		}
+	}
+	return res
+}
+
+func (okWriter) ListOwned(context.Context, string, string) ([]diff.Owned, error) { return nil, nil }
+
+func newDaemon(t *testing.T, subs ...config.Subscription) (*subscription.Daemon, *memFetcher, *store.Store) {
+	t.Helper()
+	cfg := config.Default()
+	cfg.StateDir = t.TempDir()
+	cfg.Subscriptions = subs
+	st, err := store.Open(context.Background(), "sqlite", filepath.Join(cfg.StateDir, "calsyncd.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	f := &memFetcher{bodies: map[string]string{"https://example.com/good.ics": oneEvent, "https://example.com/new.ics": oneEvent}, count: map[string]int{}}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	r := &subscription.Runner{Config: cfg, Store: st, Fetcher: f, Log: log,
+		Writer: func(string) (subscription.Writer, error) { return okWriter{}, nil }}
+	return subscription.NewDaemon(cfg, r, st, log, 7), f, st
+}
+
+func sub(id string) config.Subscription {
+	return config.Subscription{ID: id, URL: "https://example.com/" + id + ".ics", Calendar: id + "@example.com"}
+}
+
+func TestDaemonBacksOffSubscriptionsInError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d, f, st := newDaemon(t, sub("good"), sub("bad"))
+		ctx := context.Background()
+		if err := d.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(30 * time.Hour)
+		if err := d.Shutdown(ctx); err != nil {
+			t.Fatal(err)
+		}
+		good, bad := f.fetches("https://example.com/good.ics"), f.fetches("https://example.com/bad.ics")
+		if good < 29 || good > 32 {
+			t.Errorf("good subscription fetched %d times in 30 h, want about 30", good)
+		}
+		// 3 failures make ERROR; then waits of 1, 2, 4, 8, 16 h.
+		if bad < 6 || bad > 9 {
+			t.Errorf("bad subscription fetched %d times in 30 h, want 6-9 (backing off)", bad)
+		}
+		s, err := st.Subscription(ctx, "bad")
+		if err != nil || s.State != store.StateError || s.LastErrorClass != "feed_unreachable" {
+			t.Errorf("bad = %+v, %v", s, err)
+		}
+		if s, _ := st.Subscription(ctx, "good"); s.State != store.StateActive || s.NextRunAt.IsZero() {
+			t.Errorf("good = %+v", s)
+		}
+	})
+}
+
+func TestDaemonTriggerForcesARunEvenInError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d, f, st := newDaemon(t, sub("bad"))
+		ctx := context.Background()
+		if err := d.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(4 * time.Hour)
+		if s, _ := st.Subscription(ctx, "bad"); s.State != store.StateError {
+			t.Fatalf("state = %s, want ERROR after 4 hours of failures", s.State)
+		}
+		before := f.fetches("https://example.com/bad.ics")
+		f.mu.Lock()
+		f.bodies["https://example.com/bad.ics"] = oneEvent // the feed is back
+		f.mu.Unlock()
+		runID, err := d.Trigger("bad", subscription.Options{})
+		if err != nil || runID == 0 {
+			t.Fatalf("Trigger = %d, %v", runID, err)
+		}
+		synctest.Wait()
+		if f.fetches("https://example.com/bad.ics") != before+1 {
+			t.Fatal("Trigger did not run the subscription")
+		}
+		if s, _ := st.Subscription(ctx, "bad"); s.State != store.StateActive || s.ConsecutiveErrors != 0 {
+			t.Fatalf("after a clean forced run: %s/%d, want ACTIVE/0", s.State, s.ConsecutiveErrors)
+		}
+		if _, err := d.Trigger("nosuch", subscription.Options{}); err != subscription.ErrUnknownSubscription {
+			t.Fatalf("Trigger(unknown) = %v", err)
+		}
+		d.Shutdown(ctx)
+		if _, err := d.Trigger("bad", subscription.Options{}); err != subscription.ErrStopping {
+			t.Fatalf("Trigger after shutdown = %v", err)
+		}
+	})
+}
+
+func TestDaemonReloadAddsAndRemovesSubscriptions(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d, f, st := newDaemon(t, sub("good"), sub("bad"))
+		ctx := context.Background()
+		if err := d.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(90 * time.Minute)
+		cfg := config.Default()
+		cfg.StateDir = t.TempDir()
+		cfg.Subscriptions = []config.Subscription{sub("good"), sub("new")}
+		if err := d.Reload(ctx, cfg); err != nil {
+			t.Fatal(err)
+		}
+		badBefore := f.fetches("https://example.com/bad.ics")
+		time.Sleep(5 * time.Hour)
+		d.Shutdown(ctx)
+		if n := f.fetches("https://example.com/bad.ics"); n != badBefore {
+			t.Errorf("removed subscription ran %d more times", n-badBefore)
+		}
+		if n := f.fetches("https://example.com/new.ics"); n < 4 {
+			t.Errorf("added subscription ran %d times in 5 h", n)
+		}
+		// Without prune_on_remove the removed subscription's state stays.
+		if _, err := st.Subscription(ctx, "bad"); err != nil {
+			t.Errorf("removed subscription forgotten without prune_on_remove: %v", err)
+		}
+		ids := d.Subscriptions()
+		if len(ids) != 2 || ids[0].ID != "good" || ids[1].ID != "new" {
+			t.Errorf("subscriptions after reload = %v", ids)
+		}
+	})
+}
+
+func TestDaemonPrunesRemovedSubscriptionsWhenAsked(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d, _, st := newDaemon(t, sub("good"))
+		ctx := context.Background()
+		if err := d.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * time.Minute)
+		if n, _ := st.CountMappings(ctx, "good"); n != 1 {
+			t.Fatalf("mappings = %d", n)
+		}
+		cfg := config.Default()
+		cfg.StateDir = t.TempDir()
+		cfg.Sync.PruneOnRemove = true
+		if err := d.Reload(ctx, cfg); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		d.Shutdown(ctx)
+		if _, err := st.Subscription(ctx, "good"); err == nil {
+			t.Error("pruned subscription still in the database")
+		}
+	})
+}
+
+func mappingFor(k mapping.Key, hash string) mapping.Mapping {
+	return mapping.Mapping{Key: k, EventID: mapping.EventID("t", k, 0), Hash: hash}
+}

@@ -1,0 +1,103 @@
+package subscription
+
+import (
+	"hash/fnv"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/robfig/cron/v3"
+)
+
+// maxSpread bounds how far a subscription's runs are moved from the
+// configured schedule: a daily "0 7 * * *" still runs around seven.
+const maxSpread = time.Hour
+
+// Cadence is the configured schedule and what spreading derives from it.
+type Cadence struct {
+	Base cron.Schedule
+	// Interval is the gap between two consecutive ticks of Base.
+	Interval time.Duration
+	// Spread is the window over which subscriptions are spread:
+	// min(Interval, one hour).
+	Spread time.Duration
+}
+
+// NewCadence derives the interval and spread of a base schedule, measured
+// from now.
+func NewCadence(base cron.Schedule, now time.Time) Cadence {
+	a := base.Next(now)
+	b := base.Next(a)
+	iv := b.Sub(a)
+	if iv <= 0 {
+		iv = time.Hour
+	}
+	return Cadence{Base: base, Interval: iv, Spread: min(iv, maxSpread)}
+}
+
+// Phase is a subscription's deterministic offset within the spread window,
+// so a hundred feeds configured @hourly do not fire in the same second.
+func (c Cadence) Phase(id string) time.Duration {
+	h := fnv.New64a()
+	h.Write([]byte(id))
+	return time.Duration(h.Sum64() % uint64(c.Spread))
+}
+
+// spreadSchedule is one subscription's schedule: the base schedule shifted
+// by the subscription's phase, each run varied by up to ±25% of the spread
+// (Google asks clients to vary periodic syncs by ±25%). It implements
+// cron.Schedule.
+type spreadSchedule struct {
+	cadence Cadence
+	phase   time.Duration
+
+	mu      sync.Mutex
+	rng     *rand.Rand
+	pending time.Time // a one-shot earlier run (start-up catch-up)
+}
+
+func newSpreadSchedule(c Cadence, id string, seed uint64) *spreadSchedule {
+	return &spreadSchedule{cadence: c, phase: c.Phase(id), rng: rand.New(rand.NewPCG(seed, uint64(c.Phase(id))))}
+}
+
+// Next returns the next run strictly after t.
+func (s *spreadSchedule) Next(t time.Time) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.pending.IsZero() {
+		p := s.pending
+		s.pending = time.Time{}
+		if p.After(t) {
+			return p
+		}
+	}
+	c := s.cadence
+	n := c.Base.Next(t.Add(-s.phase)).Add(s.phase)
+	// A run that was jittered late may end close to the next nominal tick;
+	// that tick was already served, so move to the following one.
+	if n.Sub(t) < c.Spread/2 {
+		n = c.Base.Next(n.Add(-s.phase)).Add(s.phase)
+	}
+	quarter := int64(c.Spread / 4)
+	if quarter > 0 {
+		n = n.Add(time.Duration(s.rng.Int64N(2*quarter+1) - quarter))
+	}
+	return n
+}
+
+// runSoon makes the next activation an earlier one-shot run at t.
+func (s *spreadSchedule) runSoon(t time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pending = t
+}
+
+// errorBackoff is how long a subscription in ERROR waits between runs: the
+// interval doubled for each failure beyond the threshold, capped.
+func errorBackoff(interval time.Duration, consecutiveErrors, threshold int, maxWait time.Duration) time.Duration {
+	d := interval
+	for i := threshold; i < consecutiveErrors && d < maxWait; i++ {
+		d *= 2
+	}
+	return min(d, maxWait)
+}

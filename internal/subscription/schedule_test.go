@@ -1,0 +1,140 @@
+package subscription
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/calsyncd/calsyncd/internal/config"
+)
+
+func hourly(t *testing.T) cron.Schedule {
+	t.Helper()
+	s, err := config.CronParser.Parse("@hourly")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestPhasesSpreadSubscriptionsOverTheHour(t *testing.T) {
+	c := NewCadence(hourly(t), time.Date(2026, 11, 29, 10, 30, 0, 0, time.UTC))
+	if c.Interval != time.Hour || c.Spread != time.Hour {
+		t.Fatalf("cadence = %+v", c)
+	}
+	perMinute := map[int]int{}
+	seconds := map[int]int{}
+	for i := 0; i < 100; i++ {
+		p := c.Phase(fmt.Sprintf("feed-%03d", i))
+		if p < 0 || p >= time.Hour {
+			t.Fatalf("phase %v outside the hour", p)
+		}
+		if p != c.Phase(fmt.Sprintf("feed-%03d", i)) {
+			t.Fatal("phase is not deterministic")
+		}
+		perMinute[int(p/time.Minute)]++
+		seconds[int(p/time.Second)]++
+	}
+	for sec, n := range seconds {
+		if n > 2 {
+			t.Errorf("%d of 100 subscriptions start in second %d", n, sec)
+		}
+	}
+	// 100 feeds over 60 minutes: no minute should hold more than a handful.
+	for m, n := range perMinute {
+		if n > 7 {
+			t.Errorf("%d subscriptions in minute %d", n, m)
+		}
+	}
+}
+
+func TestDailyScheduleStaysNearItsHour(t *testing.T) {
+	base, err := config.CronParser.Parse("0 7 * * *")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	c := NewCadence(base, start)
+	if c.Interval != 24*time.Hour || c.Spread != time.Hour {
+		t.Fatalf("cadence = %+v", c)
+	}
+	s := newSpreadSchedule(c, "team", 1)
+	at := start
+	for i := 0; i < 30; i++ {
+		at = s.Next(at)
+		// Nominal 07:00 + phase (< 1h) ± 15 min.
+		lo := time.Date(at.Year(), at.Month(), at.Day(), 6, 45, 0, 0, time.UTC)
+		hi := time.Date(at.Year(), at.Month(), at.Day(), 8, 15, 0, 0, time.UTC)
+		if at.Before(lo) || at.After(hi) {
+			t.Fatalf("run %d at %s, want between 06:45 and 08:15", i, at)
+		}
+	}
+}
+
+// TestCadenceInVirtualTime runs robfig/cron with spread schedules for two
+// virtual days and checks every subscription ran about hourly, with gaps
+// varied but bounded, and never two runs for one tick.
+func TestCadenceInVirtualTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := NewCadence(hourly(t), time.Now())
+		cr := cron.New(cron.WithLocation(time.UTC))
+		var mu sync.Mutex
+		runs := map[string][]time.Time{}
+		const subs = 20
+		for i := 0; i < subs; i++ {
+			id := fmt.Sprintf("feed-%02d", i)
+			cr.Schedule(newSpreadSchedule(c, id, 42), cron.FuncJob(func() {
+				mu.Lock()
+				runs[id] = append(runs[id], time.Now())
+				mu.Unlock()
+			}))
+		}
+		start := time.Now()
+		cr.Start()
+		time.Sleep(48 * time.Hour)
+		<-cr.Stop().Done()
+
+		mu.Lock()
+		defer mu.Unlock()
+		var firsts []time.Duration
+		for id, ts := range runs {
+			if n := len(ts); n < 46 || n > 49 {
+				t.Errorf("%s ran %d times in 48 h, want about 48", id, n)
+			}
+			firsts = append(firsts, ts[0].Sub(start))
+			for i := 1; i < len(ts); i++ {
+				gap := ts[i].Sub(ts[i-1])
+				if gap < 30*time.Minute || gap > 90*time.Minute {
+					t.Errorf("%s: gap %v between runs %d and %d, want within [30m, 90m]", id, gap, i-1, i)
+				}
+			}
+			mean := ts[len(ts)-1].Sub(ts[0]) / time.Duration(len(ts)-1)
+			if mean < 57*time.Minute || mean > 63*time.Minute {
+				t.Errorf("%s: mean gap %v, want about 1h", id, mean)
+			}
+		}
+		sort.Slice(firsts, func(i, j int) bool { return firsts[i] < firsts[j] })
+		if spread := firsts[len(firsts)-1] - firsts[0]; spread < 30*time.Minute {
+			t.Errorf("first runs of %d subscriptions span only %v", subs, spread)
+		}
+	})
+}
+
+func TestErrorBackoffGrowsToItsCap(t *testing.T) {
+	tests := []struct {
+		errors int
+		want   time.Duration
+	}{
+		{3, time.Hour}, {4, 2 * time.Hour}, {5, 4 * time.Hour}, {7, 16 * time.Hour}, {8, 24 * time.Hour}, {50, 24 * time.Hour},
+	}
+	for _, tt := range tests {
+		if got := errorBackoff(time.Hour, tt.errors, 3, 24*time.Hour); got != tt.want {
+			t.Errorf("errorBackoff(errors=%d) = %v, want %v", tt.errors, got, tt.want)
+		}
+	}
+}
