@@ -29,7 +29,7 @@ type applier interface {
 // against what the persister saved (internal/diff), write the plan, wait
 // for the next run. It returns the results of the runs that had writes;
 // the calendar has converged when the next plan is empty.
-func converge(t testing.TB, w applier, p *memPersister, desired []feed.Event, maxRuns int, between func(gcalwriter.Result) time.Duration) []gcalwriter.Result {
+func converge(t testing.TB, w applier, p *memPersister, desired []feed.Event, maxRuns int, wait func(gcalwriter.Result)) []gcalwriter.Result {
 	t.Helper()
 	var results []gcalwriter.Result
 	for range maxRuns {
@@ -40,7 +40,7 @@ func converge(t testing.TB, w applier, p *memPersister, desired []feed.Event, ma
 		res := w.Apply(context.Background(), gcalwriter.Batch{SubscriptionID: sub, CalendarID: cal, Ops: plan.Ops(), Backfill: len(results) == 0}, p)
 		checkAccounted(t, res, plan.Writes())
 		results = append(results, res)
-		time.Sleep(between(res))
+		wait(res)
 	}
 	if plan := diff.Compute(desired, p.mappings(), p.rejections()); plan.Writes() > 0 {
 		t.Errorf("not converged after %d runs: %d writes left", maxRuns, plan.Writes())
@@ -48,7 +48,8 @@ func converge(t testing.TB, w applier, p *memPersister, desired []feed.Event, ma
 	return results
 }
 
-func hourly(gcalwriter.Result) time.Duration { return time.Hour }
+// hourly waits for the next scheduled run (in a synctest bubble).
+func hourly(gcalwriter.Result) { time.Sleep(time.Hour) }
 
 // naiveWriter is the seed's gcal_writer: up to five concurrent inserts, no
 // pacing, no retries. It only creates.

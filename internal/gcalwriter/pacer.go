@@ -30,14 +30,18 @@ func (p Priority) String() string {
 }
 
 // Adaptive spacing: a rate limit widens the spacing by half (once per
-// spacing generation: the answers to requests sent before the last change
-// say nothing about the new spacing); each success then takes 1/32 of the
-// distance back to the configured floor. Widening fast and narrowing slowly
-// keeps the writer just under a quota it cannot see, instead of oscillating
-// across it.
+// widening: the answers to requests sent before it say nothing about the
+// new spacing); each success then takes 1/32 of the distance back to the
+// configured floor. Near the spacing Google last refused (within 10%), and
+// for the first holdSuccesses successes after that refusal, it takes only
+// 1/512: the writer settles just under a quota it cannot see instead of
+// oscillating across it, and still returns to the floor once the quota
+// has room again.
 const (
 	widenNum, widenDen = 3, 2
 	decayDivisor       = 32
+	slowDecayDivisor   = 512
+	holdSuccesses      = 100
 )
 
 // PacerOptions configure a Pacer; zero values take the defaults of
@@ -89,7 +93,9 @@ type Pacer struct {
 	mu               sync.Mutex
 	lim              *rate.Limiter
 	spacing          time.Duration
-	widenedAt        time.Time // answers to requests started before it are stale
+	widenedAt        time.Time     // answers to requests started before it are stale
+	refused          time.Duration // the spacing Google last rate-limited
+	sinceRefused     int           // successes since then
 	inFlight         int
 	backfillInFlight int
 	queue            [2][]*waiter
@@ -249,6 +255,7 @@ func (p *Pacer) RateLimited(start time.Time) {
 		return
 	}
 	p.widenedAt = p.clock.Now()
+	p.refused, p.sinceRefused = p.spacing, 0
 	p.setLocked(min(p.max, p.spacing*widenNum/widenDen))
 }
 
@@ -260,7 +267,11 @@ func (p *Pacer) Succeeded(start time.Time) {
 	if p.spacing <= p.floor || start.Before(p.widenedAt) {
 		return
 	}
+	p.sinceRefused++
 	next := p.spacing - (p.spacing-p.floor)/decayDivisor
+	if p.sinceRefused <= holdSuccesses && next < p.refused+p.refused/10 {
+		next = p.spacing - (p.spacing-p.floor)/slowDecayDivisor
+	}
 	if next-p.floor < time.Millisecond {
 		next = p.floor
 	}
