@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	calendar "google.golang.org/api/calendar/v3"
@@ -76,7 +77,9 @@ func BenchmarkConverge(b *testing.B) {
 		b.Run(sc.name, func(b *testing.B) {
 			var c convergence
 			for b.Loop() {
-				c = converge2000(b, sc)
+				clock := newSimClock(time.Date(2027, 1, 11, 9, 0, 0, 0, time.UTC))
+				c = convergeUnderQuota(b, sc, benchEvents, clock)
+				clock.Close()
 			}
 			if !c.converged {
 				b.Errorf("not converged after %d runs", c.runs)
@@ -100,24 +103,40 @@ func BenchmarkConverge(b *testing.B) {
 	}
 }
 
-func converge2000(b *testing.B, sc benchScenario) convergence {
-	clock := newSimClock(time.Date(2027, 1, 11, 9, 0, 0, 0, time.UTC))
-	defer clock.Close()
+// virtualTime is what a convergence waits on: simClock in benchmarks, the
+// time package inside a synctest bubble.
+type virtualTime interface {
+	Now() time.Time
+	Sleep(time.Duration)
+}
+
+// bubbleTime is the time package, fake inside a synctest bubble.
+type bubbleTime struct{}
+
+func (bubbleTime) Now() time.Time        { return time.Now() }
+func (bubbleTime) Sleep(d time.Duration) { time.Sleep(d) }
+
+// convergeUnderQuota writes a first sync of n events against a quota, run
+// after run, the next one as soon as a throttle window lets it.
+func convergeUnderQuota(tb testing.TB, sc benchScenario, n int, clock virtualTime) convergence {
 	fake := gcalfake.New(gcalfake.Options{Seed: 7, Now: clock.Now, Sleep: clock.Sleep, Latency: benchLatency, Quota: sc.quota})
 	fake.AddCalendar(cal, "UTC")
 	var w applier
 	if sc.naive {
-		w = newNaive(b, fake, "alice")
+		w = newNaive(tb, fake, "alice")
 	} else {
 		svc, err := calendar.NewService(context.Background(), option.WithEndpoint(gcalfake.Endpoint), option.WithHTTPClient(fake.Client("alice")))
 		if err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
-		w = gcalwriter.New(svc, gcalwriter.Options{Account: "alice", Clock: clock, Seed: 1,
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		o := gcalwriter.Options{Account: "alice", Seed: 1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		if c, ok := clock.(gcalwriter.Clock); ok {
+			o.Clock = c
+		}
+		w = gcalwriter.New(svc, o)
 	}
 	p := newMem()
-	desired := events(benchEvents)
+	desired := events(n)
 	start := clock.Now()
 	var c convergence
 	for c.runs < 500 {
@@ -129,7 +148,7 @@ func converge2000(b *testing.B, sc benchScenario) convergence {
 		res := w.Apply(context.Background(), gcalwriter.Batch{SubscriptionID: sub, CalendarID: cal, Ops: plan.Ops(), Backfill: c.runs == 0}, p)
 		c.runs++
 		if res.Err != nil {
-			b.Fatalf("run %d: %v", c.runs, res.Err)
+			tb.Fatalf("run %d: %v", c.runs, res.Err)
 		}
 		if wait := res.ThrottleUntil.Sub(clock.Now()); wait > 0 {
 			clock.Sleep(wait)
@@ -140,3 +159,33 @@ func converge2000(b *testing.B, sc benchScenario) convergence {
 	c.accepted, c.rejected, c.requests = st.AcceptedWrites, st.Rejected(), st.Requests
 	return c
 }
+
+// The benchmarks' clock must measure what synctest measures: the same
+// convergence on both gives the same virtual time and the same refusals.
+func TestSimClockAgreesWithSynctest(t *testing.T) {
+	for _, sc := range []benchScenario{
+		{name: "ours", quota: gcalfake.Quota{Rate: 2, Burst: 5, Mode: gcalfake.RateLimit429, RetryAfter: true}},
+		{name: "naive", quota: gcalfake.Quota{Rate: 10, Burst: 20}, naive: true},
+	} {
+		t.Run(sc.name, func(t *testing.T) {
+			var inBubble convergence
+			synctest.Test(t, func(t *testing.T) {
+				inBubble = convergeUnderQuota(t, sc, 200, bubbleTime{})
+			})
+			clock := newSimClock(time.Date(2027, 1, 11, 9, 0, 0, 0, time.UTC))
+			defer clock.Close()
+			simulated := convergeUnderQuota(t, sc, 200, clock)
+			if !inBubble.converged || !simulated.converged {
+				t.Fatalf("not converged: synctest %+v, simClock %+v", inBubble, simulated)
+			}
+			d := inBubble.elapsed - simulated.elapsed
+			if d < -inBubble.elapsed/50 || d > inBubble.elapsed/50 || inBubble.runs != simulated.runs ||
+				inBubble.accepted != simulated.accepted || abs(inBubble.rejected-simulated.rejected) > 2 {
+				t.Errorf("synctest %+v\nsimClock %+v", inBubble, simulated)
+			}
+			t.Logf("synctest %+v\nsimClock %+v", inBubble, simulated)
+		})
+	}
+}
+
+func abs(n int) int { return max(n, -n) }
