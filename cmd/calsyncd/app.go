@@ -115,7 +115,10 @@ func (a *app) writer(ctx context.Context, account string) (*gcalwriter.Writer, e
 	if err != nil {
 		return nil, err
 	}
-	w := gcalwriter.New(svc, gcalwriter.Options{Logger: a.log.With("account", account)})
+	w := gcalwriter.New(svc, gcalwriter.Options{Logger: a.log.With("account", account), Account: account, Memory: a.store,
+		Concurrency: a.cfg.Writer.Concurrency, Spacing: a.cfg.Writer.Spacing.D(), MaxSpacing: a.cfg.Writer.MaxSpacing.D(),
+		MaxAttempts: a.cfg.Writer.MaxAttempts, MaxRetryWait: a.cfg.Writer.MaxRetryWait.D(), BackfillShare: a.cfg.Writer.BackfillShare,
+		BackfillThreshold: a.cfg.Writer.BackfillThreshold, RequestTimeout: a.cfg.Writer.RequestTimeout.D()})
 	a.writers[account] = w
 	return w, nil
 }

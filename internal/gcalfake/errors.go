@@ -92,3 +92,30 @@ func errTimeRangeEmpty() *APIError {
 func errBadRequest(msg string) *APIError {
 	return &APIError{Code: 400, Domain: "global", Reason: "badRequest", Message: msg}
 }
+
+func errAuth() *APIError {
+	return &APIError{Code: 401, Domain: "global", Reason: "authError", Message: "Invalid Credentials", Status: "UNAUTHENTICATED"}
+}
+
+func errBackend() *APIError {
+	return &APIError{Code: 500, Domain: "global", Reason: "backendError", Message: "Backend Error"}
+}
+
+// Calendar's 503 body is not documented; this is the usual Google shape.
+func errUnavailable() *APIError {
+	return &APIError{Code: 503, Domain: "global", Reason: "backendError", Message: "The service is currently unavailable.", Status: "UNAVAILABLE"}
+}
+
+func errUsageLimits() *APIError {
+	return &APIError{Code: 403, Domain: "usageLimits", Reason: "quotaExceeded", Message: "Calendar usage limits exceeded."}
+}
+
+func errRateLimit(m LimitMode) *APIError {
+	switch m {
+	case UserRateLimit403:
+		return &APIError{Code: 403, Domain: "usageLimits", Reason: "userRateLimitExceeded", Message: "User Rate Limit Exceeded"}
+	case RateLimit429:
+		return &APIError{Code: 429, Domain: "usageLimits", Reason: "rateLimitExceeded", Message: "Rate Limit Exceeded"}
+	}
+	return &APIError{Code: 403, Domain: "usageLimits", Reason: "rateLimitExceeded", Message: "Rate Limit Exceeded"}
+}

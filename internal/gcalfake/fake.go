@@ -28,21 +28,41 @@ const BasePath = "/calendar/v3/"
 
 // Options configure a Server.
 type Options struct {
-	// Now is the emulator's clock (default time.Now).
+	// Now is the emulator's clock (default time.Now, which testing/synctest
+	// fakes); quotas, usage limits and etags read it.
 	Now func() time.Time
+	// Sleep waits on the emulator's clock (default time.Sleep).
+	Sleep func(time.Duration)
+	// Latency delays every answer, so that requests overlap as they do
+	// with Google.
+	Latency time.Duration
 	// Seed makes generated ids and injected faults reproducible.
 	Seed uint64
+	// Quota, UsageLimit and Faults can also be changed later with SetQuota,
+	// SetUsageLimit and SetFaults.
+	Quota      Quota
+	UsageLimit UsageLimit
+	Faults     Faults
 }
 
 // Server is the emulator. It is an http.Handler.
 type Server struct {
 	mu        sync.Mutex
 	now       func() time.Time
+	sleep     func(time.Duration)
+	latency   time.Duration
 	rng       *rand.Rand
 	calendars map[string]*calendarState
 	etagSeq   int64
 	stats     Stats
+	inFlight  int
 	mux       *http.ServeMux
+
+	quota      Quota
+	buckets    map[string]*bucket
+	usageLimit UsageLimit
+	usage      map[string]*usage
+	faults     Faults
 }
 
 type calendarState struct {
@@ -65,18 +85,45 @@ type Stats struct {
 	ByOp map[string]int
 	// Errors counts error answers by HTTP status.
 	Errors map[int]int
+	// Accepted counts requests answered with success; AcceptedWrites the
+	// writes among them (including those whose answer was then lost).
+	Accepted       int
+	AcceptedWrites int
+	// RateLimited counts writes refused by the write quota, UsageLimited
+	// those refused by the usage limit.
+	RateLimited  int
+	UsageLimited int
+	// Faults counts injected 500, 503 and 401 answers; LostResponses the
+	// accepted writes whose answer was dropped.
+	Faults        int
+	LostResponses int
+	// MaxInFlight is the most requests the emulator served at once.
+	MaxInFlight int
 }
+
+// Rejected is how many writes the quota and the usage limit refused.
+func (s Stats) Rejected() int { return s.RateLimited + s.UsageLimited }
 
 // New returns an emulator with no calendars.
 func New(opts Options) *Server {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.Sleep == nil {
+		opts.Sleep = time.Sleep
+	}
 	s := &Server{
-		now:       opts.Now,
-		rng:       rand.New(rand.NewPCG(opts.Seed, 0x9e3779b97f4a7c15)),
-		calendars: map[string]*calendarState{},
-		stats:     Stats{ByOp: map[string]int{}, Errors: map[int]int{}},
+		now:        opts.Now,
+		sleep:      opts.Sleep,
+		latency:    opts.Latency,
+		rng:        rand.New(rand.NewPCG(opts.Seed, 0x9e3779b97f4a7c15)),
+		calendars:  map[string]*calendarState{},
+		stats:      Stats{ByOp: map[string]int{}, Errors: map[int]int{}},
+		quota:      opts.Quota,
+		buckets:    map[string]*bucket{},
+		usageLimit: opts.UsageLimit,
+		usage:      map[string]*usage{},
+		faults:     opts.Faults,
 	}
 	mux := http.NewServeMux()
 	p := strings.TrimSuffix(BasePath, "/")
@@ -102,22 +149,55 @@ type handlerFunc func(r *http.Request, cal *calendarState) (any, *APIError)
 func (s *Server) handle(op string, h handlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
+		s.inFlight++
+		s.stats.MaxInFlight = max(s.stats.MaxInFlight, s.inFlight)
+		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			s.inFlight--
+			s.mu.Unlock()
+		}()
+		if s.latency > 0 {
+			s.sleep(s.latency)
+		}
+
+		s.mu.Lock()
 		s.stats.Requests++
 		s.stats.ByOp[op]++
-		cal, ok := s.calendars[r.PathValue("cal")]
 		var (
 			body   any
-			apiErr *APIError
+			apiErr = s.admitLocked(op, userOf(r), r.PathValue("cal"))
+			lost   bool
 		)
-		if !ok {
-			apiErr = errNotFound()
-		} else {
-			body, apiErr = h(r, cal)
+		if apiErr == nil {
+			if cal, ok := s.calendars[r.PathValue("cal")]; !ok {
+				apiErr = errNotFound()
+			} else {
+				body, apiErr = h(r, cal)
+			}
 		}
 		if apiErr != nil {
 			s.stats.Errors[apiErr.Code]++
+		} else {
+			s.stats.Accepted++
+			if isWrite(op) {
+				s.stats.AcceptedWrites++
+				if op == "insert" {
+					s.recordCreateLocked(userOf(r))
+				}
+				if p := s.faults.LostResponse; p > 0 && s.rng.Float64() < p {
+					lost = true
+					s.stats.LostResponses++
+				}
+			}
 		}
 		s.mu.Unlock()
+		if lost {
+			// The write is done; the answer never arrives. net/http closes
+			// the connection without a response, and the in-memory
+			// transport reports a connection lost.
+			panic(http.ErrAbortHandler)
+		}
 		if apiErr != nil {
 			apiErr.write(w)
 			return
@@ -145,7 +225,9 @@ func (s *Server) AddCalendar(id, timeZone string) {
 func (s *Server) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return Stats{Requests: s.stats.Requests, ByOp: maps.Clone(s.stats.ByOp), Errors: maps.Clone(s.stats.Errors)}
+	st := s.stats
+	st.ByOp, st.Errors = maps.Clone(s.stats.ByOp), maps.Clone(s.stats.Errors)
+	return st
 }
 
 // ResetStats zeroes the request counters.

@@ -37,26 +37,40 @@ type Classification struct {
 	Class Class
 	// Code is the HTTP status, when there was one.
 	Code int
-	// Reason is Google's errors[0].reason, when there was one.
+	// Reason is Google's errors[0].reason (or the OAuth error code), when
+	// there was one.
 	Reason string
 	// RetryAfter is the server's Retry-After, when it sent one.
 	RetryAfter time.Duration
-	// Daily is set for the project's daily quota ("Queries per day").
+	// Daily is set for the project's daily quota ("Queries per day",
+	// dailyLimitExceeded): it clears at Google's daily reset, not sooner.
 	Daily bool
 	// Message is Google's message, for people.
 	Message string
 }
 
-// Classify sorts an error into a Class. It is conservative: an auth failure
-// is never taken for a rate limit (that would stall a broken subscription
-// silently) and a rate limit never for an auth failure (the seed's loop).
-func Classify(err error) Classification {
+// Retryable reports whether the same request may succeed if sent again
+// after a pause.
+func (c Classification) Retryable() bool {
+	return c.Class == ClassRateLimited || c.Class == ClassTransient
+}
+
+// Classify sorts an error into a Class, reading an HTTP-date Retry-After
+// against the clock. It is conservative both ways: an auth failure is never
+// taken for a rate limit (that would stall a broken subscription silently)
+// and a rate limit never for an auth failure (the seeds' failure loop).
+func Classify(err error) Classification { return ClassifyAt(err, time.Now()) }
+
+// ClassifyAt is Classify with the current time given, so it does no I/O and
+// reads no clock: an HTTP-date Retry-After is measured from the response's
+// Date header when there is one, else from now.
+func ClassifyAt(err error, now time.Time) Classification {
 	if err == nil {
 		return Classification{}
 	}
 	var gerr *googleapi.Error
 	if errors.As(err, &gerr) {
-		return classifyAPI(gerr)
+		return classifyAPI(gerr, now)
 	}
 	var rerr *oauth2.RetrieveError
 	if errors.As(err, &rerr) {
@@ -65,30 +79,52 @@ func Classify(err error) Classification {
 	if errors.Is(err, context.Canceled) {
 		return Classification{Class: ClassCanceled, Message: "canceled"}
 	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) {
-		return Classification{Class: ClassTransient, Message: "connection trouble: " + err.Error()}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return Classification{Class: ClassTransient, Message: "request timed out"}
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, syscall.ETIMEDOUT) || errors.Is(err, net.ErrClosed) {
+		return Classification{Class: ClassTransient, Message: "connection lost: " + err.Error()}
 	}
 	var nerr net.Error
 	if errors.As(err, &nerr) {
 		return Classification{Class: ClassTransient, Message: "network error: " + nerr.Error()}
 	}
-	var operr *net.OpError
-	if errors.As(err, &operr) {
-		return Classification{Class: ClassTransient, Message: "network error: " + operr.Error()}
-	}
-	// An unknown error from the transport: retrying is the safe choice, and
-	// retries are bounded.
+	// Anything else came from the transport (a TLS failure, a garbled
+	// answer): retrying is the safe choice, retries are bounded, and a run
+	// that only fails this way still counts toward ERROR.
 	return Classification{Class: ClassTransient, Message: err.Error()}
 }
 
-func classifyAPI(e *googleapi.Error) Classification {
+// Google's reasons, as documented on "Handle API errors" and seen in the
+// wild (shared/reference/google-calendar-api.md §1.2).
+const (
+	reasonRateLimit     = "rateLimitExceeded"
+	reasonUserRateLimit = "userRateLimitExceeded"
+	reasonQuota         = "quotaExceeded"
+	reasonDaily         = "dailyLimitExceeded"
+	reasonDailyUnreg    = "dailyLimitExceededUnreg"
+	reasonNonOrganizer  = "forbiddenForNonOrganizer"
+)
+
+func classifyAPI(e *googleapi.Error, now time.Time) Classification {
 	c := Classification{Code: e.Code, Message: e.Message}
 	reasons := make([]string, 0, len(e.Errors))
 	for _, it := range e.Errors {
 		reasons = append(reasons, it.Reason)
 		if c.Message == "" {
 			c.Message = it.Message
+		}
+	}
+	if len(reasons) == 0 {
+		// The client could not parse errors[]: look for a reason in the raw
+		// body, quoted, so a message that merely mentions a word does not
+		// count.
+		for _, r := range []string{reasonRateLimit, reasonUserRateLimit, reasonQuota, reasonDaily, reasonDailyUnreg, reasonNonOrganizer} {
+			if strings.Contains(e.Body, `"`+r+`"`) {
+				reasons = append(reasons, r)
+			}
 		}
 	}
 	if len(reasons) > 0 {
@@ -102,50 +138,49 @@ func classifyAPI(e *googleapi.Error) Classification {
 		}
 		return false
 	}
+	perDay := strings.Contains(e.Message, "Queries per day") || strings.Contains(allMessages(e), "Queries per day")
 	if e.Header != nil {
-		c.RetryAfter = parseRetryAfter(e.Header.Get("Retry-After"), time.Now())
+		c.RetryAfter = parseRetryAfter(e.Header.Get("Retry-After"), e.Header.Get("Date"), now)
 	}
-	switch e.Code {
-	case http.StatusTooManyRequests:
+	switch {
+	case e.Code == http.StatusTooManyRequests:
 		c.Class = ClassRateLimited
-		if strings.Contains(e.Message, "Queries per day") {
+		if perDay {
 			c.Class, c.Daily = ClassUsageLimited, true
 		}
-	case http.StatusForbidden:
+	case e.Code == http.StatusForbidden:
 		switch {
-		case has("rateLimitExceeded") || has("userRateLimitExceeded"):
+		case has(reasonRateLimit) || has(reasonUserRateLimit):
+			// The same reason covers the per-minute limits and the
+			// project's daily quota; only the message tells them apart.
 			c.Class = ClassRateLimited
-			if strings.Contains(e.Message, "Queries per day") || strings.Contains(allMessages(e), "Queries per day") {
+			if perDay {
 				c.Class, c.Daily = ClassUsageLimited, true
 			}
-		case has("quotaExceeded"):
+		case has(reasonQuota):
 			c.Class = ClassUsageLimited
-		case has("dailyLimitExceeded") || has("dailyLimitExceededUnreg"):
+		case has(reasonDaily) || has(reasonDailyUnreg):
 			c.Class, c.Daily = ClassUsageLimited, true
-		case has("forbiddenForNonOrganizer"):
+		case has(reasonNonOrganizer):
 			c.Class = ClassInvalid
 		default:
-			// forbidden, insufficientPermissions, accessNotConfigured, ...
+			// forbidden, insufficientPermissions, accessNotConfigured, an
+			// unknown reason or none: a person must look.
 			c.Class = ClassAuth
 		}
-	case http.StatusUnauthorized:
+	case e.Code == http.StatusUnauthorized:
 		c.Class = ClassAuth
-	case http.StatusNotFound, http.StatusGone:
+	case e.Code == http.StatusNotFound, e.Code == http.StatusGone:
 		c.Class = ClassGone
-	case http.StatusConflict:
+	case e.Code == http.StatusConflict:
 		c.Class = ClassConflict
-	case http.StatusPreconditionFailed:
+	case e.Code == http.StatusPreconditionFailed:
 		c.Class = ClassPrecondition
-	case http.StatusBadRequest:
-		c.Class = ClassInvalid
-	case http.StatusRequestTimeout:
+	case e.Code == http.StatusRequestTimeout, e.Code >= 500, e.Code == 0:
 		c.Class = ClassTransient
 	default:
-		if e.Code >= 500 {
-			c.Class = ClassTransient
-		} else {
-			c.Class = ClassInvalid
-		}
+		// 400 and every other 4xx: this request, as it is, will not succeed.
+		c.Class = ClassInvalid
 	}
 	return c
 }
@@ -159,19 +194,36 @@ func allMessages(e *googleapi.Error) string {
 	return b.String()
 }
 
+// OAuth error codes (RFC 6749 §5.2) that mean the grant or client is bad:
+// only a person can fix them.
+var fatalOAuthCodes = map[string]bool{
+	"invalid_grant": true, "invalid_client": true, "unauthorized_client": true,
+	"access_denied": true, "invalid_scope": true, "unsupported_grant_type": true,
+}
+
 func classifyRetrieve(e *oauth2.RetrieveError) Classification {
 	c := Classification{Class: ClassAuth, Reason: e.ErrorCode, Message: "token refresh failed"}
 	if e.Response != nil {
 		c.Code = e.Response.StatusCode
 	}
 	code := e.ErrorCode
-	if code == "" && strings.Contains(string(e.Body), "invalid_grant") {
-		code = "invalid_grant"
+	if code == "" {
+		// The service-account (JWT) path does not parse the body.
+		body := string(e.Body)
+		for k := range fatalOAuthCodes {
+			if strings.Contains(body, `"`+k+`"`) {
+				code = k
+				break
+			}
+		}
 	}
 	switch {
-	case code == "invalid_grant":
-		c.Reason = "invalid_grant"
-		c.Message = "Google refused the refresh token (revoked or expired): run `calsyncd auth login`"
+	case fatalOAuthCodes[code]:
+		c.Reason = code
+		c.Message = "Google refused the credentials (" + code + "): re-authorise the account"
+		if code == "invalid_grant" {
+			c.Message = "Google refused the refresh token (revoked or expired): re-authorise the account"
+		}
 	case c.Code == http.StatusTooManyRequests || c.Code >= 500 || c.Code == http.StatusRequestTimeout:
 		// The token endpoint itself is having trouble; the grant is fine.
 		c.Class = ClassTransient
@@ -180,31 +232,35 @@ func classifyRetrieve(e *oauth2.RetrieveError) Classification {
 	return c
 }
 
-// parseRetryAfter reads Retry-After in seconds or as an HTTP date.
-func parseRetryAfter(v string, now time.Time) time.Duration {
+// parseRetryAfter reads Retry-After in seconds or as an HTTP date; a date is
+// measured from the response's Date header when it has one (immune to our
+// clock's skew), else from now.
+func parseRetryAfter(v, date string, now time.Time) time.Duration {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return 0
 	}
-	var n int
+	const maxRetryAfter = 24 * time.Hour
+	var n int64
 	isNum := true
 	for _, r := range v {
 		if r < '0' || r > '9' {
 			isNum = false
 			break
 		}
-		n = n*10 + int(r-'0')
-		if n > 86400 {
-			n = 86400
+		if n = n*10 + int64(r-'0'); n > int64(maxRetryAfter/time.Second) {
+			n = int64(maxRetryAfter / time.Second)
 		}
 	}
 	if isNum {
 		return time.Duration(n) * time.Second
 	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := t.Sub(now); d > 0 {
-			return d
-		}
+	t, err := http.ParseTime(v)
+	if err != nil {
+		return 0
 	}
-	return 0
+	if d, err := http.ParseTime(strings.TrimSpace(date)); err == nil {
+		now = d
+	}
+	return min(max(t.Sub(now), 0), maxRetryAfter)
 }

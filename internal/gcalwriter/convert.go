@@ -1,10 +1,14 @@
-// Package gcalwriter writes planned changes to Google Calendar: it converts
-// feed events to Google events marked as ours, classifies Google's errors,
-// and persists every successful write at once through a callback.
+// Package gcalwriter writes planned changes to Google Calendar without ever
+// failing on a rate limit: it converts feed events to Google events marked
+// as ours, paces each account's requests (Pacer), classifies Google's
+// errors in one place (Classify), retries within a budget (Backoff), defers
+// what Google throttles behind a per-account window it remembers across
+// restarts, and persists every successful write at once through a callback.
 package gcalwriter
 
 import (
 	"net/url"
+	"slices"
 	"time"
 
 	calendar "google.golang.org/api/calendar/v3"
@@ -126,4 +130,53 @@ func personalFields(dst, theirs *calendar.Event) {
 	if theirs.ColorId != "" {
 		dst.ColorId = theirs.ColorId
 	}
+}
+
+// SameContent reports whether Google's copy of an event shows what we would
+// write: our content stamp and every field a person sees. Google may
+// normalise what it stores (a UTC offset, a default transparency), so times
+// compare as instants and defaults as their values. When in doubt it says
+// "different": one update too many costs a quota unit, a stale event stays
+// wrong.
+func SameContent(want, got *calendar.Event) bool {
+	return OwnedHash(got) == OwnedHash(want) &&
+		got.Summary == want.Summary && got.Description == want.Description && got.Location == want.Location &&
+		sameTime(want.Start, got.Start) && sameTime(want.End, got.End) &&
+		slices.Equal(want.Recurrence, got.Recurrence) &&
+		or(got.Status, "confirmed") == or(want.Status, "confirmed") &&
+		or(got.Transparency, "opaque") == or(want.Transparency, "opaque") &&
+		or(got.Visibility, "default") == or(want.Visibility, "default") &&
+		sameSource(want.Source, got.Source)
+}
+
+func or(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+func sameTime(want, got *calendar.EventDateTime) bool {
+	if want == nil || got == nil {
+		return want == got
+	}
+	if want.Date != got.Date {
+		return false
+	}
+	if want.TimeZone != "" && want.TimeZone != got.TimeZone {
+		return false
+	}
+	if want.DateTime == got.DateTime {
+		return true
+	}
+	a, err1 := time.Parse(time.RFC3339, want.DateTime)
+	b, err2 := time.Parse(time.RFC3339, got.DateTime)
+	return err1 == nil && err2 == nil && a.Equal(b)
+}
+
+func sameSource(want, got *calendar.EventSource) bool {
+	if want == nil || got == nil {
+		return want == nil && got == nil
+	}
+	return want.Url == got.Url && want.Title == got.Title
 }

@@ -16,32 +16,49 @@ import (
 // instead of a get per event. A single privateExtendedProperty constraint is
 // used because Google documents repeated ones both as AND and as OR.
 func (w *Writer) ListOwned(ctx context.Context, calendarID, subscriptionID string) ([]diff.Owned, error) {
-	var out []diff.Owned
-	err := w.svc.Events.List(calendarID).
-		PrivateExtendedProperty(PropSubscription+"="+subscriptionID).
-		ShowDeleted(true).MaxResults(2500).Context(ctx).
-		Pages(ctx, func(page *calendar.Events) error {
-			for _, ev := range page.Items {
-				if !Owned(ev, subscriptionID) {
-					continue
-				}
-				p := ev.ExtendedProperties.Private
-				o := diff.Owned{
-					Key:       mapping.Key{UID: p[PropUID], RecurrenceID: p[PropRecurrenceID]},
-					EventID:   ev.Id,
-					Hash:      p[PropHash],
-					ETag:      ev.Etag,
-					Cancelled: ev.Status == "cancelled",
-				}
-				if t, err := time.Parse(time.RFC3339, ev.Updated); err == nil {
-					o.Updated = t
-				}
-				out = append(out, o)
+	// The pages go through the account's pacer like every request; the
+	// listing is a batch of its own for the retry rules.
+	br := &batchRun{Batch: Batch{SubscriptionID: subscriptionID, CalendarID: calendarID}, ctx: ctx, prio: Incremental}
+	br.gate, br.cancel = context.WithCancelCause(ctx)
+	defer br.cancel(nil)
+	var (
+		out   []diff.Owned
+		token string
+	)
+	for {
+		var page *calendar.Events
+		err := w.call(br, &budget{}, read, func(ctx context.Context) (err error) {
+			call := w.svc.Events.List(calendarID).PrivateExtendedProperty(PropSubscription + "=" + subscriptionID).
+				ShowDeleted(true).MaxResults(2500).Context(ctx)
+			if token != "" {
+				call = call.PageToken(token)
 			}
-			return nil
+			page, err = call.Do()
+			return err
 		})
-	if err != nil {
-		return nil, fmt.Errorf("gcalwriter: list owned events of %s: %w", subscriptionID, err)
+		if err != nil {
+			return nil, fmt.Errorf("gcalwriter: list owned events of %s: %w", subscriptionID, err)
+		}
+		for _, ev := range page.Items {
+			if !Owned(ev, subscriptionID) {
+				continue
+			}
+			p := ev.ExtendedProperties.Private
+			o := diff.Owned{
+				Key:       mapping.Key{UID: p[PropUID], RecurrenceID: p[PropRecurrenceID]},
+				EventID:   ev.Id,
+				Hash:      p[PropHash],
+				ETag:      ev.Etag,
+				Cancelled: ev.Status == "cancelled",
+			}
+			if t, err := time.Parse(time.RFC3339, ev.Updated); err == nil {
+				o.Updated = t
+			}
+			out = append(out, o)
+		}
+		if page.NextPageToken == "" {
+			return out, nil
+		}
+		token = page.NextPageToken
 	}
-	return out, nil
 }

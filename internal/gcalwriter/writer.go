@@ -5,16 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
+	"sync"
 	"time"
 
 	calendar "google.golang.org/api/calendar/v3"
 
 	"github.com/calsyncd/calsyncd/internal/diff"
 	"github.com/calsyncd/calsyncd/internal/mapping"
+	"github.com/calsyncd/calsyncd/internal/store"
 )
 
 // Persister records the outcome of each write the moment it succeeds, so a
-// crash or abort forgets nothing that Google has.
+// crash or abort forgets nothing that Google has. A batch writes with up to
+// Options.Concurrency goroutines: a Persister must be safe for concurrent
+// use.
 type Persister interface {
 	Saved(ctx context.Context, m mapping.Mapping) error
 	Deleted(ctx context.Context, k mapping.Key) error
@@ -26,55 +31,63 @@ type Batch struct {
 	SubscriptionID string
 	CalendarID     string
 	Ops            []diff.Op
+	// Backfill marks a subscription's first sync: its writes yield to
+	// incremental ones and hold at most Options.BackfillShare of the
+	// account's slots. A plan larger than Options.BackfillThreshold is a
+	// backfill whether or not this is set.
+	Backfill bool
 	// Drain, when closed, stops the batch from starting new writes; writes
-	// already sent finish and are persisted (graceful shutdown).
+	// already sent finish and are persisted (graceful shutdown). What is
+	// left is Skipped.
 	Drain <-chan struct{}
 }
 
-func (b Batch) draining() bool {
-	select {
-	case <-b.Drain:
-		return true
-	default:
-		return false
-	}
-}
-
-// Result counts what a batch did.
+// Result counts what a batch did. Every op lands in exactly one of
+// Created, Updated, Deleted, Deferred, Failed, Rejected and Skipped.
 type Result struct {
+	// Created counts creates done, including events of ours found in
+	// Google and adopted (Adopted) or brought back from the bin (Restored),
+	// and updates that had to recreate a vanished event.
 	Created  int
 	Updated  int
 	Deleted  int
 	Restored int // cancelled events of ours brought back
 	Adopted  int // events of ours found in Google without a mapping
 	// Deferred writes were not done because Google rate- or usage-limited
-	// the account; they are picked up by the next run.
+	// the account; they are picked up by the next run. A deferred create
+	// has no Google id; a deferred delete keeps its mapping.
 	Deferred int
-	// Failed writes hit transient errors beyond their retries.
+	// Failed writes hit transient errors beyond their retries (or an auth
+	// failure, which also sets Err).
 	Failed int
 	// Rejected writes were refused by Google for their content.
 	Rejected int
 	// Skipped writes were not attempted because the batch stopped (an auth
 	// failure, a missing calendar, shutdown).
-	Skipped    int
-	Retries    int
-	Waited     time.Duration
+	Skipped int
+	// Retries counts requests sent again; Waited is the time writes spent
+	// backing off before them, and Paced the time they queued for the
+	// account's pacer.
+	Retries int
+	Waited  time.Duration
+	Paced   time.Duration
+	// ByClass counts Google's error answers by class, including those that
+	// were retried successfully.
 	ByClass    map[Class]int
 	Rejections []mapping.Rejection
-	// Err stops the whole subscription for this run: auth failures and a
-	// missing calendar. Rate limits never set it.
+	// Backfill reports whether the batch ran as a backfill.
+	Backfill bool
+	// ThrottleUntil is when the account's throttle window closes, if the
+	// batch ended with one open.
+	ThrottleUntil time.Time
+	// Err stops the whole subscription for this run: auth failures, a
+	// missing calendar, a store that cannot record writes. Rate limits
+	// never set it.
 	Err error
 }
 
 // Writes is the number of successful writes.
 func (r *Result) Writes() int { return r.Created + r.Updated + r.Deleted }
-
-func (r *Result) count(c Class) {
-	if r.ByClass == nil {
-		r.ByClass = map[Class]int{}
-	}
-	r.ByClass[c]++
-}
 
 // Error is a failure that stops a subscription's writes for this run.
 type Error struct {
@@ -101,69 +114,323 @@ func (e *Error) Unwrap() error { return e.Err }
 // is not shared with the account.
 var ErrCalendarNotFound = errors.New("calendar not found or not shared with this account")
 
-// Options configure a Writer.
+// Options configure a Writer. Zero values take the defaults of DESIGN.md §2
+// (the same as config.Default's writer block).
 type Options struct {
 	Logger *slog.Logger
+	// Account names the Google account, for logs and AccountMemory.
+	Account string
+	// Memory, when set, persists the throttle window and learned spacing.
+	Memory AccountMemory
+	// Concurrency: requests in flight at once (2).
+	Concurrency int
+	// Spacing: least time between request starts (250 ms); MaxSpacing
+	// bounds its adaptive widening (5 s).
+	Spacing    time.Duration
+	MaxSpacing time.Duration
+	// MaxAttempts per write (5) and MaxRetryWait, the most a write waits in
+	// backoff (15 s); then a rate-limited write is deferred.
+	MaxAttempts  int
+	MaxRetryWait time.Duration
+	// RetryBase and RetryCap shape the retry backoff (1 s, 32 s).
+	RetryBase time.Duration
+	RetryCap  time.Duration
+	// BackfillShare of the slots a backfill may hold (0.75);
+	// BackfillThreshold: plans with more ops are backfill (50; negative
+	// disables).
+	BackfillShare     float64
+	BackfillThreshold int
+	// RequestTimeout bounds one request (30 s).
+	RequestTimeout time.Duration
 	// MaxGenerations bounds how many fresh ids we try when Google refuses
-	// to let us reuse one (default 5).
+	// to let us reuse one (5).
 	MaxGenerations int
+	// Clock is the time package unless a benchmark injects its own.
+	Clock Clock
+	// Seed makes the retry jitter reproducible; 0 draws a random seed.
+	Seed uint64
 }
 
-// Writer applies plans to one Google account.
+func (o Options) withDefaults() Options {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Concurrency < 1 {
+		o.Concurrency = 2
+	}
+	if o.Spacing <= 0 {
+		o.Spacing = 250 * time.Millisecond
+	}
+	if o.MaxSpacing < o.Spacing {
+		o.MaxSpacing = max(o.Spacing, 5*time.Second)
+	}
+	if o.MaxAttempts < 1 {
+		o.MaxAttempts = 5
+	}
+	if o.MaxRetryWait <= 0 {
+		o.MaxRetryWait = 15 * time.Second
+	}
+	if o.RetryBase <= 0 {
+		o.RetryBase = time.Second
+	}
+	if o.RetryCap < o.RetryBase {
+		o.RetryCap = max(o.RetryBase, 32*time.Second)
+	}
+	if o.BackfillShare <= 0 || o.BackfillShare > 1 {
+		o.BackfillShare = 0.75
+	}
+	if o.BackfillThreshold == 0 {
+		o.BackfillThreshold = 50
+	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = 30 * time.Second
+	}
+	if o.MaxGenerations <= 0 {
+		o.MaxGenerations = 5
+	}
+	if o.Clock == nil {
+		o.Clock = systemClock{}
+	}
+	if o.Seed == 0 {
+		o.Seed = rand.Uint64()
+	}
+	return o
+}
+
+// Writer applies plans to one Google account. It owns the account's pacer
+// and throttle window, so every subscription writing as the account must
+// share one Writer.
 type Writer struct {
-	svc     *calendar.Service
-	log     *slog.Logger
-	maxGens int
+	svc   *calendar.Service
+	log   *slog.Logger
+	o     Options
+	clock Clock
+	pacer *Pacer
+
+	loadMu sync.Mutex
+	loaded bool
+
+	mu  sync.Mutex
+	rng *rand.Rand
+	win window
+	// remembered is the throttle memory as last saved.
+	remembered store.AccountState
+	batches    map[*batchRun]struct{}
 }
 
 // New returns a Writer that talks to Google through svc.
 func New(svc *calendar.Service, opts Options) *Writer {
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
+	o := opts.withDefaults()
+	return &Writer{
+		svc:   svc,
+		log:   o.Logger,
+		o:     o,
+		clock: o.Clock,
+		pacer: NewPacer(PacerOptions{Concurrency: o.Concurrency, Spacing: o.Spacing, MaxSpacing: o.MaxSpacing,
+			BackfillShare: o.BackfillShare, Clock: o.Clock}),
+		rng:     rand.New(rand.NewPCG(o.Seed, 0x5851f42d4c957f2d)),
+		batches: map[*batchRun]struct{}{},
 	}
-	if opts.MaxGenerations <= 0 {
-		opts.MaxGenerations = 5
+}
+
+// Sentinel causes that stop a batch.
+var (
+	errThrottled = errors.New("gcalwriter: deferred: Google throttled the account")
+	errStopped   = errors.New("gcalwriter: not attempted: the batch stopped")
+	errDraining  = errors.New("gcalwriter: not attempted: draining for shutdown")
+)
+
+// classStopped marks our own stop sentinels for the op logic.
+const classStopped Class = "stopped"
+
+// batchRun is one Apply in progress.
+type batchRun struct {
+	Batch
+	prio Priority
+	p    Persister
+	// ctx is the caller's: requests use it, so a closing gate never cuts an
+	// answer that is on its way.
+	ctx context.Context
+	// gate is done when the batch must stop starting requests; its cause
+	// says why.
+	gate   context.Context
+	cancel context.CancelCauseFunc
+
+	mu  sync.Mutex
+	res Result
+}
+
+func (br *batchRun) stop(cause error) { br.cancel(cause) }
+
+// stopErr is why no further request may start, or nil.
+func (br *batchRun) stopErr() error {
+	if br.ctx.Err() != nil {
+		return errStopped
 	}
-	return &Writer{svc: svc, log: opts.Logger, maxGens: opts.MaxGenerations}
+	switch cause := context.Cause(br.gate); {
+	case cause == nil:
+		return nil
+	case errors.Is(cause, errThrottled):
+		return errThrottled
+	default:
+		return errStopped
+	}
+}
+
+func (br *batchRun) update(f func(r *Result)) {
+	br.mu.Lock()
+	defer br.mu.Unlock()
+	f(&br.res)
+}
+
+// leftOver settles ops that were never started.
+func (br *batchRun) leftOver(n int) {
+	if n == 0 {
+		return
+	}
+	deferred := br.stopErr() == errThrottled
+	br.update(func(r *Result) {
+		if deferred {
+			r.Deferred += n
+		} else {
+			r.Skipped += n
+		}
+	})
 }
 
 // Apply performs the batch's writes, persisting each success through p.
+// It never fails on a rate limit: what Google would not take now is
+// deferred to the next run.
 func (w *Writer) Apply(ctx context.Context, b Batch, p Persister) Result {
-	var res Result
+	backfill := b.Backfill || (w.o.BackfillThreshold > 0 && len(b.Ops) > w.o.BackfillThreshold)
 	if len(b.Ops) == 0 {
-		return res
+		return Result{Backfill: backfill}
 	}
-	if err := w.checkCalendar(ctx, b); err != nil {
-		res.Err = err
-		res.Skipped = len(b.Ops)
-		return res
+	if err := w.Load(ctx); err != nil {
+		// Google will tell us again if it still throttles the account.
+		w.log.Warn("writing without the account's throttle memory", "error", err)
 	}
-	for i, op := range b.Ops {
-		if ctx.Err() != nil || b.draining() {
-			res.Skipped += len(b.Ops) - i
-			break
+	br := &batchRun{Batch: b, p: p, ctx: ctx, prio: Incremental}
+	if backfill {
+		br.prio = Backfill
+	}
+	br.res.Backfill = backfill
+	br.gate, br.cancel = context.WithCancelCause(ctx)
+	defer br.cancel(nil)
+	if b.Drain != nil {
+		select {
+		case <-b.Drain:
+			br.stop(errDraining)
+		default:
 		}
-		err := w.apply(ctx, b, op, p, &res)
-		if err == nil {
-			continue
-		}
+		go func() {
+			select {
+			case <-b.Drain:
+				br.stop(errDraining)
+			case <-br.gate.Done():
+			}
+		}()
+	}
+
+	if until, ok := w.throttled(w.clock.Now()); ok {
+		br.res.Deferred = len(b.Ops)
+		br.res.ThrottleUntil = until
+		w.logResult(br)
+		return br.res
+	}
+	w.mu.Lock()
+	w.batches[br] = struct{}{}
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		delete(w.batches, br)
+		w.mu.Unlock()
+	}()
+
+	if err := w.checkCalendar(br); err != nil {
 		var fatal *Error
 		if errors.As(err, &fatal) {
-			res.Err = err
-			res.Skipped += len(b.Ops) - i - 1
-			break
+			br.res.Err = err
 		}
+		br.leftOver(len(b.Ops))
+	} else {
+		w.writeAll(br)
 	}
-	w.logResult(b, &res)
-	return res
+	w.remember(ctx)
+	if until, ok := w.throttled(w.clock.Now()); ok {
+		br.res.ThrottleUntil = until
+	}
+	w.logResult(br)
+	return br.res
 }
 
-func (w *Writer) logResult(b Batch, res *Result) {
+// writeAll runs the batch's ops on up to Concurrency workers (the pacer
+// decides how many requests really go at once). Ops for one UID stay in
+// plan order on one worker: a master is written before its overrides, and
+// overrides are deleted before their master.
+func (w *Writer) writeAll(br *batchRun) {
+	groups := groupByUID(br.Ops)
+	work := make(chan []diff.Op)
+	var wg sync.WaitGroup
+	for range min(w.o.Concurrency, len(groups)) {
+		wg.Go(func() {
+			for g := range work {
+				for i, op := range g {
+					if br.stopErr() != nil {
+						br.leftOver(len(g) - i)
+						break
+					}
+					w.settle(br, op, w.apply(br, op))
+				}
+			}
+		})
+	}
+	for i, g := range groups {
+		if br.stopErr() != nil {
+			n := 0
+			for _, g := range groups[i:] {
+				n += len(g)
+			}
+			br.leftOver(n)
+			break
+		}
+		work <- g
+	}
+	close(work)
+	wg.Wait()
+}
+
+func groupByUID(ops []diff.Op) [][]diff.Op {
+	index := map[string]int{}
+	var groups [][]diff.Op
+	for _, op := range ops {
+		i, ok := index[op.Key.UID]
+		if !ok {
+			i = len(groups)
+			index[op.Key.UID] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], op)
+	}
+	return groups
+}
+
+func (w *Writer) logResult(br *batchRun) {
+	res := &br.res
 	attrs := []any{
-		slog.String("subscription", b.SubscriptionID),
+		slog.String("subscription", br.SubscriptionID), slog.String("calendar", br.CalendarID),
+		slog.Int("ops", len(br.Ops)), slog.Bool("backfill", res.Backfill),
 		slog.Int("created", res.Created), slog.Int("updated", res.Updated), slog.Int("deleted", res.Deleted),
 		slog.Int("deferred", res.Deferred), slog.Int("failed", res.Failed), slog.Int("rejected", res.Rejected),
-		slog.Int("retries", res.Retries),
+		slog.Int("skipped", res.Skipped), slog.Int("retries", res.Retries),
+		slog.Duration("waited", res.Waited), slog.Duration("paced", res.Paced),
+		slog.Duration("spacing", w.pacer.State().Spacing),
+	}
+	for c, n := range res.ByClass {
+		attrs = append(attrs, slog.Int("errors_"+string(c), n))
+	}
+	if !res.ThrottleUntil.IsZero() {
+		attrs = append(attrs, slog.String("throttle_until", res.ThrottleUntil.UTC().Format(time.RFC3339)))
 	}
 	if res.Deferred > 0 {
 		w.log.Warn(fmt.Sprintf("deferred %d writes", res.Deferred), attrs...)
@@ -172,179 +439,186 @@ func (w *Writer) logResult(b Batch, res *Result) {
 	w.log.Info("batch written", attrs...)
 }
 
-func (w *Writer) checkCalendar(ctx context.Context, b Batch) error {
-	_, err := w.svc.Calendars.Get(b.CalendarID).Context(ctx).Do()
-	if err == nil {
-		return nil
-	}
-	c := Classify(err)
-	switch c.Class {
-	case ClassGone:
-		return &Error{Subscription: b.SubscriptionID, Op: "calendars.get", Class: ClassAuth, Code: c.Code, Reason: c.Reason,
-			Msg: ErrCalendarNotFound.Error(), Err: ErrCalendarNotFound}
-	case ClassAuth:
-		return &Error{Subscription: b.SubscriptionID, Op: "calendars.get", Class: c.Class, Code: c.Code, Reason: c.Reason, Msg: c.Message, Err: err}
-	}
-	// Anything else (a rate limit, a blip) is left for the writes to meet.
-	return nil
+// budget is one write's retry allowance, shared by every request the
+// write needs (an insert, then a get and an update after a 409).
+type budget struct {
+	attempts int
+	waited   time.Duration
+	reauthed bool
 }
 
-func (w *Writer) apply(ctx context.Context, b Batch, op diff.Op, p Persister, res *Result) error {
-	var err error
-	switch op.Kind {
-	case diff.Create:
-		err = w.create(ctx, b, op, 0, p, res)
-	case diff.Update:
-		err = w.update(ctx, b, op, p, res)
-	case diff.Delete:
-		err = w.delete(ctx, b, op, p, res)
-	default:
-		return fmt.Errorf("gcalwriter: unknown op kind %d", op.Kind)
-	}
-	if err == nil {
-		return nil
-	}
-	return w.settle(ctx, b, op, err, p, res)
-}
-
-// settle turns a write's final error into a result count; it returns the
-// error only when it must stop the batch.
-func (w *Writer) settle(ctx context.Context, b Batch, op diff.Op, err error, p Persister, res *Result) error {
-	var fatal *Error
-	if errors.As(err, &fatal) {
-		return err
-	}
-	c := Classify(err)
-	res.count(c.Class)
-	switch c.Class {
-	case ClassRateLimited, ClassUsageLimited:
-		res.Deferred++
-		return nil
-	case ClassInvalid:
-		res.Rejected++
-		rej := mapping.Rejection{Key: op.Key, Reason: fmt.Sprintf("HTTP %d %s: %s", c.Code, c.Reason, c.Message)}
-		if op.Event != nil {
-			rej.Hash = op.Event.Hash
+// call sends one request of a write through the account's pacer, and sends
+// it again while Google rate-limits it or a transient fault hits it, within
+// the write's budget. When the budget is spent on a rate limit it opens the
+// account's throttle window and returns errThrottled; a usage limit does
+// so at once. Other errors are returned as they are.
+func (w *Writer) call(br *batchRun, bud *budget, kind requestKind, fn func(ctx context.Context) error) error {
+	for {
+		if err := br.stopErr(); err != nil {
+			return err
 		}
-		res.Rejections = append(res.Rejections, rej)
-		if perr := p.Rejected(ctx, rej); perr != nil {
-			return &Error{Subscription: b.SubscriptionID, Op: op.Kind.String(), Class: ClassTransient, Msg: "cannot persist", Err: perr}
+		if _, ok := w.throttled(w.clock.Now()); ok {
+			br.stop(errThrottled)
+			return errThrottled
 		}
-		w.log.Warn("event rejected by Google", "subscription", b.SubscriptionID, "uid", op.Key.String(), "reason", rej.Reason)
-		return nil
-	case ClassAuth:
-		return &Error{Subscription: b.SubscriptionID, Op: op.Kind.String(), Class: c.Class, Code: c.Code, Reason: c.Reason, Msg: c.Message, Err: err}
-	case ClassCanceled:
-		res.Skipped++
-		return nil
-	default:
-		res.Failed++
-		w.log.Warn("write failed", "subscription", b.SubscriptionID, "op", op.Kind.String(), "class", string(c.Class), "code", c.Code, "reason", c.Reason)
-		return nil
-	}
-}
-
-// create inserts the event under its deterministic id. A 409 means it is
-// already there (a lost response or a lost database): adopt or restore it.
-func (w *Writer) create(ctx context.Context, b Batch, op diff.Op, generation int, p Persister, res *Result) error {
-	for gen := generation; gen < generation+w.maxGens; gen++ {
-		id := mapping.EventID(b.SubscriptionID, op.Key, gen)
-		ge := ToGoogle(b.SubscriptionID, op.Event)
-		ge.Id = id
-		got, err := w.svc.Events.Insert(b.CalendarID, ge).SendUpdates("none").Context(ctx).Do()
+		queued := w.clock.Now()
+		slot, err := w.pacer.Acquire(br.gate, br.prio)
+		if err != nil {
+			if serr := br.stopErr(); serr != nil {
+				return serr
+			}
+			return err
+		}
+		br.update(func(r *Result) { r.Paced += slot.Start.Sub(queued) })
+		// The window may have opened while this request queued.
+		if _, ok := w.throttled(slot.Start); ok {
+			slot.Release()
+			br.stop(errThrottled)
+			return errThrottled
+		}
+		rctx, cancel := context.WithTimeout(br.ctx, w.o.RequestTimeout)
+		err = fn(rctx)
+		cancel()
+		slot.Release()
+		now := w.clock.Now()
 		if err == nil {
-			res.Created++
-			return p.Saved(ctx, mapping.Mapping{Key: op.Key, EventID: id, Generation: gen, Hash: op.Event.Hash, ETag: got.Etag})
-		}
-		if Classify(err).Class != ClassConflict {
-			return err
-		}
-		done, err := w.adopt(ctx, b, op, id, gen, p, res)
-		if err != nil || done {
-			return err
-		}
-		// The id is burnt (its event was purged from the bin): next generation.
-		w.log.Info("event id unusable, moving to the next id generation", "subscription", b.SubscriptionID, "uid", op.Key.String(), "generation", gen+1)
-	}
-	return fmt.Errorf("gcalwriter: no usable event id after %d generations", w.maxGens)
-}
-
-// adopt handles an insert that answered 409: the event with our id exists.
-// It reports done=false when the id cannot be used any more.
-func (w *Writer) adopt(ctx context.Context, b Batch, op diff.Op, id string, gen int, p Persister, res *Result) (bool, error) {
-	existing, err := w.svc.Events.Get(b.CalendarID, id).Context(ctx).Do()
-	if err != nil {
-		if Classify(err).Class == ClassGone {
-			return false, nil
-		}
-		return false, err
-	}
-	if existing.Status != "cancelled" && OwnedHash(existing) == op.Event.Hash && Owned(existing, b.SubscriptionID) {
-		res.Adopted++
-		return true, p.Saved(ctx, mapping.Mapping{Key: op.Key, EventID: id, Generation: gen, Hash: op.Event.Hash, ETag: existing.Etag})
-	}
-	ge := ToGoogle(b.SubscriptionID, op.Event)
-	personalFields(ge, existing)
-	call := w.svc.Events.Update(b.CalendarID, id, ge).SendUpdates("none").Context(ctx)
-	call.Header().Set("If-Match", existing.Etag)
-	got, err := call.Do()
-	if err != nil {
-		c := Classify(err)
-		if c.Code == 403 && c.Class == ClassAuth && existing.Status == "cancelled" {
-			return false, nil
-		}
-		return false, err
-	}
-	if existing.Status == "cancelled" {
-		res.Restored++
-	} else {
-		res.Adopted++
-	}
-	res.Created++
-	return true, p.Saved(ctx, mapping.Mapping{Key: op.Key, EventID: id, Generation: gen, Hash: op.Event.Hash, ETag: got.Etag})
-}
-
-// update rewrites a mapped event in full (an update costs one quota unit, a
-// patch three). It sends the etag we last wrote as If-Match: on 412 a person
-// edited the event, so we keep their reminders and colour and write again.
-func (w *Writer) update(ctx context.Context, b Batch, op diff.Op, p Persister, res *Result) error {
-	m := op.Mapping
-	ge := ToGoogle(b.SubscriptionID, op.Event)
-	call := w.svc.Events.Update(b.CalendarID, m.EventID, ge).SendUpdates("none").Context(ctx)
-	if m.ETag != "" {
-		call.Header().Set("If-Match", m.ETag)
-	}
-	got, err := call.Do()
-	if err != nil {
-		switch Classify(err).Class {
-		case ClassPrecondition:
-			theirs, gerr := w.svc.Events.Get(b.CalendarID, m.EventID).Context(ctx).Do()
-			if gerr != nil {
-				return gerr
+			// Reads always pass (even a usage-limited account may read):
+			// only a write proves the quota has room again.
+			if kind == write {
+				w.pacer.Succeeded(slot.Start)
+				w.succeeded(now)
 			}
-			personalFields(ge, theirs)
-			call = w.svc.Events.Update(b.CalendarID, m.EventID, ge).SendUpdates("none").Context(ctx)
-			call.Header().Set("If-Match", theirs.Etag)
-			if got, err = call.Do(); err != nil {
-				return err
+			return nil
+		}
+		if br.ctx.Err() != nil {
+			return errStopped
+		}
+		c := ClassifyAt(err, now)
+		br.update(func(r *Result) {
+			if r.ByClass == nil {
+				r.ByClass = map[Class]int{}
 			}
-		case ClassGone:
-			// Gone from Google (or never there): recreate it.
-			return w.create(ctx, b, diff.Op{Kind: diff.Create, Key: op.Key, Event: op.Event}, m.Generation, p, res)
+			r.ByClass[c.Class]++
+		})
+		switch c.Class {
+		case ClassRateLimited:
+			w.pacer.RateLimited(slot.Start)
+		case ClassTransient:
+		case ClassUsageLimited:
+			// The account is read-only for hours: retrying would only
+			// prolong it.
+			w.openWindow(br.ctx, c)
+			return errThrottled
+		case ClassAuth:
+			if c.Code == 401 && !bud.reauthed {
+				// Once more, with whatever token the source has now.
+				bud.reauthed = true
+				br.update(func(r *Result) { r.Retries++ })
+				continue
+			}
+			return err
 		default:
 			return err
 		}
+		bud.attempts++
+		wait := Backoff(w.o.RetryBase, w.o.RetryCap, bud.attempts, w.jitter(), c.RetryAfter)
+		if bud.attempts >= w.o.MaxAttempts || bud.waited+wait > w.o.MaxRetryWait {
+			if c.Class == ClassRateLimited {
+				w.openWindow(br.ctx, c)
+				return errThrottled
+			}
+			return err
+		}
+		if serr := sleep(br.gate, w.clock, wait); serr != nil {
+			if stop := br.stopErr(); stop != nil {
+				return stop
+			}
+			return serr
+		}
+		bud.waited += wait
+		br.update(func(r *Result) { r.Retries++; r.Waited += wait })
 	}
-	res.Updated++
-	return p.Saved(ctx, mapping.Mapping{Key: op.Key, EventID: m.EventID, Generation: m.Generation, Hash: op.Event.Hash, ETag: got.Etag})
 }
 
-// delete removes a mapped event; 404 and 410 mean it is already gone.
-func (w *Writer) delete(ctx context.Context, b Batch, op diff.Op, p Persister, res *Result) error {
-	err := w.svc.Events.Delete(b.CalendarID, op.Mapping.EventID).SendUpdates("none").Context(ctx).Do()
-	if err != nil && Classify(err).Class != ClassGone {
-		return err
+// requestKind tells call whether a request spends the write quota.
+type requestKind bool
+
+const (
+	read  requestKind = false
+	write requestKind = true
+)
+
+// classOf classifies an error returned by call.
+func (w *Writer) classOf(err error) Classification {
+	if errors.Is(err, errThrottled) || errors.Is(err, errStopped) {
+		return Classification{Class: classStopped}
 	}
-	res.Deleted++
-	return p.Deleted(ctx, op.Key)
+	return ClassifyAt(err, w.clock.Now())
+}
+
+// settle counts a write's outcome; a fatal one stops the batch.
+func (w *Writer) settle(br *batchRun, op diff.Op, err error) {
+	if err == nil {
+		return
+	}
+	switch {
+	case errors.Is(err, errThrottled):
+		br.update(func(r *Result) { r.Deferred++ })
+		return
+	case errors.Is(err, errStopped):
+		br.update(func(r *Result) { r.Skipped++ })
+		return
+	}
+	var unrecorded *unrecordedError
+	if errors.As(err, &unrecorded) {
+		// The write itself is counted; the batch cannot go on.
+		w.stopWith(br, unrecorded.err)
+		return
+	}
+	var fatal *Error
+	if errors.As(err, &fatal) {
+		w.fail(br, fatal)
+		return
+	}
+	c := w.classOf(err)
+	switch c.Class {
+	case ClassInvalid:
+		rej := mapping.Rejection{Key: op.Key, Reason: fmt.Sprintf("HTTP %d %s: %s", c.Code, c.Reason, c.Message), At: w.clock.Now()}
+		if op.Event != nil {
+			rej.Hash = op.Event.Hash
+		}
+		br.update(func(r *Result) {
+			r.Rejected++
+			r.Rejections = append(r.Rejections, rej)
+		})
+		if perr := br.p.Rejected(br.ctx, rej); perr != nil {
+			w.stopWith(br, persistError(br, op, perr).err)
+			return
+		}
+		w.log.Warn("event rejected by Google", "subscription", br.SubscriptionID, "op", op.Kind.String(), "reason", rej.Reason)
+	case ClassAuth:
+		w.fail(br, &Error{Subscription: br.SubscriptionID, Op: op.Kind.String(), Class: c.Class, Code: c.Code, Reason: c.Reason, Msg: c.Message, Err: err})
+	case ClassCanceled:
+		br.update(func(r *Result) { r.Skipped++ })
+	default:
+		br.update(func(r *Result) { r.Failed++ })
+		w.log.Debug("write failed", "subscription", br.SubscriptionID, "op", op.Kind.String(), "class", string(c.Class),
+			"code", c.Code, "reason", c.Reason)
+	}
+}
+
+// fail records the write as failed and stops the batch.
+func (w *Writer) fail(br *batchRun, e *Error) {
+	br.update(func(r *Result) { r.Failed++ })
+	w.stopWith(br, e)
+}
+
+// stopWith stops the batch: the subscription cannot go on this run.
+func (w *Writer) stopWith(br *batchRun, e *Error) {
+	br.update(func(r *Result) {
+		if r.Err == nil {
+			r.Err = e
+		}
+	})
+	br.stop(e)
 }

@@ -1,13 +1,17 @@
 package gcalwriter_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
-	"io"
+	"fmt"
 	"log/slog"
-	"net/http/httptest"
+	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	calendar "google.golang.org/api/calendar/v3"
@@ -20,17 +24,22 @@ import (
 	"github.com/calsyncd/calsyncd/internal/mapping"
 )
 
-const cal = "team@example.com"
+const (
+	cal = "team@example.com"
+	sub = "team"
+)
 
 // memPersister records what the writer persisted.
 type memPersister struct {
 	mu       sync.Mutex
 	saved    map[mapping.Key]mapping.Mapping
 	deleted  []mapping.Key
-	rejected []mapping.Rejection
+	rejected map[mapping.Key]mapping.Rejection
 }
 
-func newMem() *memPersister { return &memPersister{saved: map[mapping.Key]mapping.Mapping{}} }
+func newMem() *memPersister {
+	return &memPersister{saved: map[mapping.Key]mapping.Mapping{}, rejected: map[mapping.Key]mapping.Rejection{}}
+}
 
 func (p *memPersister) Saved(_ context.Context, m mapping.Mapping) error {
 	p.mu.Lock()
@@ -50,21 +59,145 @@ func (p *memPersister) Deleted(_ context.Context, k mapping.Key) error {
 func (p *memPersister) Rejected(_ context.Context, r mapping.Rejection) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.rejected = append(p.rejected, r)
+	p.rejected[r.Key] = r
 	return nil
 }
 
-func newWriter(t *testing.T) (*gcalfake.Server, *gcalwriter.Writer) {
-	t.Helper()
-	fake := gcalfake.New(gcalfake.Options{Seed: 3})
-	fake.AddCalendar(cal, "UTC")
-	srv := httptest.NewServer(fake)
-	t.Cleanup(srv.Close)
-	svc, err := calendar.NewService(context.Background(), option.WithEndpoint(srv.URL+gcalfake.BasePath), option.WithHTTPClient(srv.Client()))
-	if err != nil {
-		t.Fatal(err)
+func (p *memPersister) mapping(k mapping.Key) mapping.Mapping {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.saved[k]
+}
+
+func (p *memPersister) mappings() []mapping.Mapping {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]mapping.Mapping, 0, len(p.saved))
+	for _, m := range p.saved {
+		out = append(out, m)
 	}
-	return fake, gcalwriter.New(svc, gcalwriter.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	return out
+}
+
+func (p *memPersister) rejections() []mapping.Rejection {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]mapping.Rejection, 0, len(p.rejected))
+	for _, r := range p.rejected {
+		out = append(out, r)
+	}
+	return out
+}
+
+// request is one request as the transport saw it.
+type request struct {
+	at      time.Time
+	method  string
+	path    string
+	ifMatch string
+}
+
+func (r request) write() bool { return r.method != http.MethodGet }
+
+// recorder notes every request on its way to the emulator.
+type recorder struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	reqs []request
+}
+
+func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	r.mu.Lock()
+	r.reqs = append(r.reqs, request{at: time.Now(), method: req.Method, path: req.URL.Path, ifMatch: req.Header.Get("If-Match")})
+	r.mu.Unlock()
+	return r.next.RoundTrip(req)
+}
+
+func (r *recorder) requests() []request {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.reqs)
+}
+
+func (r *recorder) writes() []request {
+	var out []request
+	for _, q := range r.requests() {
+		if q.write() {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// syncBuffer collects log output from several goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type harness struct {
+	t    *testing.T
+	fake *gcalfake.Server
+	logs *syncBuffer
+	recs map[string]*recorder // by user
+}
+
+// newHarness builds an emulator with the team calendar. Inside a synctest
+// bubble everything it makes runs on virtual time.
+func newHarness(t *testing.T, opts gcalfake.Options) *harness {
+	t.Helper()
+	if opts.Seed == 0 {
+		opts.Seed = 3
+	}
+	fake := gcalfake.New(opts)
+	fake.AddCalendar(cal, "UTC")
+	return &harness{t: t, fake: fake, logs: &syncBuffer{}, recs: map[string]*recorder{}}
+}
+
+// writer returns a writer acting as user, over the in-memory transport.
+func (h *harness) writer(user string, o gcalwriter.Options) *gcalwriter.Writer {
+	h.t.Helper()
+	rec := &recorder{next: h.fake.Transport(user)}
+	h.recs[user] = rec
+	svc, err := calendar.NewService(context.Background(), option.WithEndpoint(gcalfake.Endpoint),
+		option.WithHTTPClient(&http.Client{Transport: rec}))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	o.Logger = slog.New(slog.NewTextHandler(h.logs, nil)).With("account", user)
+	o.Account = user
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	return gcalwriter.New(svc, o)
+}
+
+// apply runs one batch and checks that every op landed in exactly one
+// outcome.
+func apply(t *testing.T, w *gcalwriter.Writer, p gcalwriter.Persister, ops ...diff.Op) gcalwriter.Result {
+	t.Helper()
+	res := w.Apply(context.Background(), gcalwriter.Batch{SubscriptionID: sub, CalendarID: cal, Ops: ops}, p)
+	checkAccounted(t, res, len(ops))
+	return res
+}
+
+func checkAccounted(t testing.TB, res gcalwriter.Result, ops int) {
+	t.Helper()
+	if n := res.Created + res.Updated + res.Deleted + res.Deferred + res.Failed + res.Rejected + res.Skipped; n != ops {
+		t.Errorf("outcomes add up to %d for %d ops: %+v", n, ops, res)
+	}
 }
 
 func event(uid, summary string) *feed.Event {
@@ -75,110 +208,411 @@ func event(uid, summary string) *feed.Event {
 	return ev
 }
 
+// events makes n distinct feed events.
+func events(n int) []feed.Event {
+	out := make([]feed.Event, n)
+	for i := range out {
+		ev := event(fmt.Sprintf("evt-%04d@example.com", i), fmt.Sprintf("Event %d", i))
+		ev.Start.T = ev.Start.T.Add(time.Duration(i) * time.Hour)
+		ev.End.T = ev.End.T.Add(time.Duration(i) * time.Hour)
+		ev.Hash = ev.ComputeHash()
+		out[i] = *ev
+	}
+	return out
+}
+
 func create(ev *feed.Event) diff.Op { return diff.Op{Kind: diff.Create, Key: ev.Key(), Event: ev} }
 
+func creates(evs []feed.Event) []diff.Op {
+	ops := make([]diff.Op, len(evs))
+	for i := range evs {
+		ops[i] = create(&evs[i])
+	}
+	return ops
+}
+
+func update(ev *feed.Event, m mapping.Mapping) diff.Op {
+	return diff.Op{Kind: diff.Update, Key: ev.Key(), Event: ev, Mapping: &m}
+}
+
+func del(m mapping.Mapping) diff.Op { return diff.Op{Kind: diff.Delete, Key: m.Key, Mapping: &m} }
+
+func TestCreateUpdateDelete(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, gcalfake.Options{})
+		w := h.writer("alice", gcalwriter.Options{})
+		p := newMem()
+		ev := event("a@example.com", "Standup")
+		if res := apply(t, w, p, create(ev)); res.Created != 1 || res.Err != nil {
+			t.Fatalf("create: %+v", res)
+		}
+		m := p.mapping(ev.Key())
+		if m.EventID != mapping.EventID(sub, ev.Key(), 0) || m.ETag == "" || m.Hash != ev.Hash {
+			t.Fatalf("mapping %+v", m)
+		}
+		changed := event("a@example.com", "Standup (new room)")
+		if res := apply(t, w, p, update(changed, m)); res.Updated != 1 {
+			t.Fatalf("update: %+v", res)
+		}
+		// Updates are full updates (PUT, one quota unit) carrying the etag
+		// we last wrote.
+		var put request
+		for _, q := range h.recs["alice"].writes() {
+			if q.method == http.MethodPut {
+				put = q
+			}
+		}
+		if put.ifMatch != m.ETag {
+			t.Errorf("update sent If-Match %q, want the etag we wrote %q", put.ifMatch, m.ETag)
+		}
+		if st := h.fake.Stats(); st.ByOp["patch"] != 0 {
+			t.Errorf("%d patches: they cost three quota units", st.ByOp["patch"])
+		}
+		m2 := p.mapping(ev.Key())
+		if got := h.fake.Events(cal)[0]; got.Summary != "Standup (new room)" || m2.ETag != got.Etag {
+			t.Fatalf("after update: %s, mapping etag %s", gcalfake.String(got), m2.ETag)
+		}
+		if res := apply(t, w, p, del(m2)); res.Deleted != 1 || len(p.deleted) != 1 {
+			t.Fatalf("delete: %+v", res)
+		}
+		if n := len(h.fake.Events(cal)); n != 0 {
+			t.Fatalf("%d live events after delete", n)
+		}
+		if !strings.Contains(h.logs.String(), "batch written") {
+			t.Errorf("no batch log line:\n%s", h.logs)
+		}
+	})
+}
+
 func TestPurgedIDMovesToNextGeneration(t *testing.T) {
-	fake, w := newWriter(t)
-	ev := event("a@example.com", "Standup")
-	p := newMem()
-	w.Apply(context.Background(), gcalwriter.Batch{SubscriptionID: "team", CalendarID: cal, Ops: []diff.Op{create(ev)}}, p)
-	first := p.saved[ev.Key()]
-	// A person deletes it and empties the bin; the feed still has it, and the
-	// database was lost, so we create it again.
-	fake.Delete(cal, first.EventID)
-	fake.EmptyBin(cal)
-	p2 := newMem()
-	res := w.Apply(context.Background(), gcalwriter.Batch{SubscriptionID: "team", CalendarID: cal, Ops: []diff.Op{create(ev)}}, p2)
-	m := p2.saved[ev.Key()]
-	if res.Created != 1 || m.Generation != 1 || m.EventID == first.EventID || m.EventID != mapping.EventID("team", ev.Key(), 1) {
-		t.Fatalf("result %+v mapping %+v (first %s)", res, m, first.EventID)
-	}
-	if n := len(fake.Events(cal)); n != 1 {
-		t.Fatalf("live events = %d, want 1", n)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, gcalfake.Options{})
+		w := h.writer("alice", gcalwriter.Options{})
+		ev := event("a@example.com", "Standup")
+		p := newMem()
+		apply(t, w, p, create(ev))
+		first := p.mapping(ev.Key())
+		// A person deletes it and empties the bin; the feed still has it, and
+		// the database was lost, so we create it again.
+		h.fake.Delete(cal, first.EventID)
+		h.fake.EmptyBin(cal)
+		p2 := newMem()
+		res := apply(t, w, p2, create(ev))
+		m := p2.mapping(ev.Key())
+		if res.Created != 1 || m.Generation != 1 || m.EventID == first.EventID || m.EventID != mapping.EventID(sub, ev.Key(), 1) {
+			t.Fatalf("result %+v mapping %+v (first %s)", res, m, first.EventID)
+		}
+		if n := len(h.fake.Events(cal)); n != 1 {
+			t.Fatalf("live events = %d, want 1", n)
+		}
+	})
+}
+
+func TestUpdateOfAPurgedEventMovesToNextGeneration(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, gcalfake.Options{})
+		w := h.writer("alice", gcalwriter.Options{})
+		ev := event("a@example.com", "Standup")
+		p := newMem()
+		apply(t, w, p, create(ev))
+		m := p.mapping(ev.Key())
+		h.fake.Delete(cal, m.EventID)
+		h.fake.EmptyBin(cal)
+		// Google answers 403 to the update: not an auth failure, a burnt id.
+		changed := event("a@example.com", "Standup (moved)")
+		res := apply(t, w, p, update(changed, m))
+		got := p.mapping(ev.Key())
+		if res.Err != nil || res.Created != 1 || got.Generation != 1 {
+			t.Fatalf("result %+v mapping %+v", res, got)
+		}
+		if evs := h.fake.Events(cal); len(evs) != 1 || evs[0].Summary != "Standup (moved)" {
+			t.Fatalf("calendar: %v", evs)
+		}
+	})
 }
 
 func TestCancelledEventIsRestoredNotDuplicated(t *testing.T) {
-	fake, w := newWriter(t)
-	ev := event("a@example.com", "Standup")
-	p := newMem()
-	w.Apply(context.Background(), gcalwriter.Batch{SubscriptionID: "team", CalendarID: cal, Ops: []diff.Op{create(ev)}}, p)
-	fake.Delete(cal, p.saved[ev.Key()].EventID)
-	res := w.Apply(context.Background(), gcalwriter.Batch{SubscriptionID: "team", CalendarID: cal, Ops: []diff.Op{create(ev)}}, newMem())
-	if res.Restored != 1 || res.Created != 1 || len(fake.Events(cal)) != 1 || len(fake.AllEvents(cal)) != 1 {
-		t.Fatalf("result %+v, live %d, all %d", res, len(fake.Events(cal)), len(fake.AllEvents(cal)))
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, gcalfake.Options{})
+		w := h.writer("alice", gcalwriter.Options{})
+		ev := event("a@example.com", "Standup")
+		p := newMem()
+		apply(t, w, p, create(ev))
+		h.fake.Delete(cal, p.mapping(ev.Key()).EventID)
+		res := apply(t, w, newMem(), create(ev))
+		if res.Restored != 1 || res.Created != 1 || len(h.fake.Events(cal)) != 1 || len(h.fake.AllEvents(cal)) != 1 {
+			t.Fatalf("result %+v, live %d, all %d", res, len(h.fake.Events(cal)), len(h.fake.AllEvents(cal)))
+		}
+	})
+}
+
+// A 409 on insert means the event exists (a lost database): identical, it is
+// adopted without a write; different, it is rewritten.
+func TestConflictAdoptsComparingContent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, gcalfake.Options{})
+		w := h.writer("alice", gcalwriter.Options{})
+		same, stale := event("same@example.com", "Same"), event("stale@example.com", "Stale")
+		apply(t, w, newMem(), create(same), create(stale))
+		// A person retitles one in the UI; our content stamp stays as it was.
+		staleID := mapping.EventID(sub, stale.Key(), 0)
+		h.fake.Edit(cal, staleID, func(e *calendar.Event) { e.Summary = "Renamed by hand" })
+		before := h.fake.Stats().ByOp["update"]
+		p := newMem()
+		res := apply(t, w, p, create(same), create(stale))
+		if res.Adopted != 2 || res.Created != 2 || res.Err != nil {
+			t.Fatalf("result %+v", res)
+		}
+		if n := h.fake.Stats().ByOp["update"] - before; n != 1 {
+			t.Errorf("%d updates, want 1 (only the event that differs)", n)
+		}
+		for _, ev := range h.fake.Events(cal) {
+			if ev.Summary == "Renamed by hand" {
+				t.Errorf("the different event was adopted as it was")
+			}
+		}
+		if p.mapping(stale.Key()).ETag != h.fake.Events(cal)[0].Etag && p.mapping(stale.Key()).ETag != h.fake.Events(cal)[1].Etag {
+			t.Errorf("adopted mapping does not hold the etag of what we wrote")
+		}
+	})
+}
+
+// An event with our id that does not carry our marks is not ours: we never
+// write over it.
+func TestConflictWithAnEventNotOursMovesOn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, gcalfake.Options{})
+		w := h.writer("alice", gcalwriter.Options{})
+		ev := event("a@example.com", "Standup")
+		id := mapping.EventID(sub, ev.Key(), 0)
+		h.fake.Seed(cal, &calendar.Event{Id: id, Summary: "Someone's own",
+			Start: &calendar.EventDateTime{Date: "2027-01-01"}, End: &calendar.EventDateTime{Date: "2027-01-02"}})
+		p := newMem()
+		res := apply(t, w, p, create(ev))
+		if res.Created != 1 || p.mapping(ev.Key()).Generation != 1 {
+			t.Fatalf("result %+v mapping %+v", res, p.mapping(ev.Key()))
+		}
+		var theirs int
+		for _, e := range h.fake.Events(cal) {
+			if e.Summary == "Someone's own" {
+				theirs++
+			}
+		}
+		if theirs != 1 {
+			t.Errorf("their event was overwritten")
+		}
+	})
 }
 
 func TestUpdateKeepsAPersonsReminderAndColour(t *testing.T) {
-	fake, w := newWriter(t)
-	ev := event("a@example.com", "Standup")
-	p := newMem()
-	w.Apply(context.Background(), gcalwriter.Batch{SubscriptionID: "team", CalendarID: cal, Ops: []diff.Op{create(ev)}}, p)
-	m := p.saved[ev.Key()]
-	fake.Edit(cal, m.EventID, func(e *calendar.Event) {
-		e.ColorId = "11"
-		e.Reminders = &calendar.EventReminders{Overrides: []*calendar.EventReminder{{Method: "popup", Minutes: 5}}}
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, gcalfake.Options{})
+		w := h.writer("alice", gcalwriter.Options{})
+		ev := event("a@example.com", "Standup")
+		p := newMem()
+		apply(t, w, p, create(ev))
+		m := p.mapping(ev.Key())
+		h.fake.Edit(cal, m.EventID, func(e *calendar.Event) {
+			e.ColorId = "11"
+			e.Reminders = &calendar.EventReminders{Overrides: []*calendar.EventReminder{{Method: "popup", Minutes: 5}}}
+		})
+		changed := event("a@example.com", "Standup (new room)")
+		res := apply(t, w, p, update(changed, m))
+		got := h.fake.Events(cal)[0]
+		if res.Updated != 1 || got.Summary != "Standup (new room)" || got.ColorId != "11" || got.Reminders == nil || len(got.Reminders.Overrides) != 1 {
+			t.Fatalf("result %+v event %+v", res, got)
+		}
+		if p.mapping(ev.Key()).ETag != got.Etag {
+			t.Errorf("persisted etag %s, event etag %s", p.mapping(ev.Key()).ETag, got.Etag)
+		}
+		if res.ByClass[gcalwriter.ClassPrecondition] != 1 {
+			t.Errorf("ByClass %v, want one precondition failure", res.ByClass)
+		}
 	})
-	changed := event("a@example.com", "Standup (new room)")
-	res := w.Apply(context.Background(), gcalwriter.Batch{SubscriptionID: "team", CalendarID: cal,
-		Ops: []diff.Op{{Kind: diff.Update, Key: changed.Key(), Event: changed, Mapping: &m}}}, p)
-	got := fake.Events(cal)[0]
-	if res.Updated != 1 || got.Summary != "Standup (new room)" || got.ColorId != "11" || got.Reminders == nil || len(got.Reminders.Overrides) != 1 {
-		t.Fatalf("result %+v event %+v", res, got)
-	}
-	if p.saved[ev.Key()].ETag != got.Etag {
-		t.Errorf("persisted etag %s, event etag %s", p.saved[ev.Key()].ETag, got.Etag)
-	}
 }
 
 func TestUpdateOfAVanishedEventRecreatesIt(t *testing.T) {
-	fake, w := newWriter(t)
-	ev := event("a@example.com", "Standup")
-	m := mapping.Mapping{Key: ev.Key(), EventID: mapping.EventID("team", ev.Key(), 0), Hash: "old"}
-	res := w.Apply(context.Background(), gcalwriter.Batch{SubscriptionID: "team", CalendarID: cal,
-		Ops: []diff.Op{{Kind: diff.Update, Key: ev.Key(), Event: ev, Mapping: &m}}}, newMem())
-	if res.Created != 1 || len(fake.Events(cal)) != 1 {
-		t.Fatalf("result %+v", res)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, gcalfake.Options{})
+		w := h.writer("alice", gcalwriter.Options{})
+		ev := event("a@example.com", "Standup")
+		m := mapping.Mapping{Key: ev.Key(), EventID: mapping.EventID(sub, ev.Key(), 0), Hash: "old"}
+		res := apply(t, w, newMem(), update(ev, m))
+		if res.Created != 1 || len(h.fake.Events(cal)) != 1 {
+			t.Fatalf("result %+v", res)
+		}
+	})
 }
 
 func TestDeleteOfAnAlreadyDeletedEventIsDone(t *testing.T) {
-	fake, w := newWriter(t)
-	ev := event("a@example.com", "Standup")
-	p := newMem()
-	w.Apply(context.Background(), gcalwriter.Batch{SubscriptionID: "team", CalendarID: cal, Ops: []diff.Op{create(ev)}}, p)
-	m := p.saved[ev.Key()]
-	fake.Delete(cal, m.EventID)
-	res := w.Apply(context.Background(), gcalwriter.Batch{SubscriptionID: "team", CalendarID: cal,
-		Ops: []diff.Op{{Kind: diff.Delete, Key: ev.Key(), Mapping: &m}}}, p)
-	if res.Deleted != 1 || len(p.deleted) != 1 || res.Failed != 0 {
-		t.Fatalf("result %+v", res)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, gcalfake.Options{})
+		w := h.writer("alice", gcalwriter.Options{})
+		ev := event("a@example.com", "Standup")
+		p := newMem()
+		apply(t, w, p, create(ev))
+		m := p.mapping(ev.Key())
+		h.fake.Delete(cal, m.EventID)
+		res := apply(t, w, p, del(m))
+		if res.Deleted != 1 || len(p.deleted) != 1 || res.Failed != 0 {
+			t.Fatalf("result %+v", res)
+		}
+	})
 }
 
 func TestInvalidEventIsRejectedAndTheRestGoOn(t *testing.T) {
-	fake, w := newWriter(t)
-	bad := event("bad@example.com", "Bad")
-	bad.Recurrence = []string{"RRULE:NOPE"}
-	bad.Hash = bad.ComputeHash()
-	good := event("good@example.com", "Good")
-	p := newMem()
-	res := w.Apply(context.Background(), gcalwriter.Batch{SubscriptionID: "team", CalendarID: cal, Ops: []diff.Op{create(bad), create(good)}}, p)
-	if res.Rejected != 1 || res.Created != 1 || len(p.rejected) != 1 || p.rejected[0].Hash != bad.Hash || len(fake.Events(cal)) != 1 {
-		t.Fatalf("result %+v rejected %+v", res, p.rejected)
-	}
-	if res.Err != nil {
-		t.Fatalf("a rejected event stopped the batch: %v", res.Err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, gcalfake.Options{})
+		w := h.writer("alice", gcalwriter.Options{})
+		bad := event("bad@example.com", "Bad")
+		bad.Recurrence = []string{"RRULE:NOPE"}
+		bad.Hash = bad.ComputeHash()
+		good := event("good@example.com", "Good")
+		p := newMem()
+		res := apply(t, w, p, create(bad), create(good))
+		rj := p.rejections()
+		if res.Rejected != 1 || res.Created != 1 || len(rj) != 1 || rj[0].Hash != bad.Hash || len(h.fake.Events(cal)) != 1 {
+			t.Fatalf("result %+v rejected %+v", res, rj)
+		}
+		if !strings.Contains(rj[0].Reason, "HTTP 400") {
+			t.Errorf("rejection reason %q lacks Google's answer", rj[0].Reason)
+		}
+		if res.Err != nil {
+			t.Fatalf("a rejected event stopped the batch: %v", res.Err)
+		}
+	})
 }
 
 func TestMissingCalendarStopsTheBatch(t *testing.T) {
-	_, w := newWriter(t)
-	res := w.Apply(context.Background(), gcalwriter.Batch{SubscriptionID: "team", CalendarID: "nope@example.com",
-		Ops: []diff.Op{create(event("a", "A"))}}, newMem())
-	var werr *gcalwriter.Error
-	if res.Err == nil || !errors.As(res.Err, &werr) || werr.Class != gcalwriter.ClassAuth || res.Skipped != 1 {
-		t.Fatalf("result %+v", res)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, gcalfake.Options{})
+		w := h.writer("alice", gcalwriter.Options{})
+		res := w.Apply(context.Background(), gcalwriter.Batch{SubscriptionID: sub, CalendarID: "nope@example.com",
+			Ops: []diff.Op{create(event("a", "A"))}}, newMem())
+		var werr *gcalwriter.Error
+		if res.Err == nil || !errors.As(res.Err, &werr) || werr.Class != gcalwriter.ClassAuth || !errors.Is(res.Err, gcalwriter.ErrCalendarNotFound) || res.Skipped != 1 {
+			t.Fatalf("result %+v", res)
+		}
+	})
+}
+
+// A 401 is an auth failure, tried once more (the token source may have a
+// new token), never retried as a rate limit, and it stops the batch.
+func TestUnauthorizedStopsTheBatchAfterOneMoreTry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, gcalfake.Options{})
+		w := h.writer("alice", gcalwriter.Options{})
+		p := newMem()
+		apply(t, w, p, create(event("warmup", "x")))
+		h.fake.SetFaults(gcalfake.Faults{Unauthorized: true})
+		before := len(h.recs["alice"].requests())
+		res := apply(t, w, p, creates(events(5))...)
+		var werr *gcalwriter.Error
+		if !errors.As(res.Err, &werr) || werr.Class != gcalwriter.ClassAuth || werr.Code != 401 {
+			t.Fatalf("Err = %v, want an auth error", res.Err)
+		}
+		if res.Deferred != 0 || res.Skipped != 5 {
+			t.Errorf("result %+v, want all 5 skipped", res)
+		}
+		// calendars.get, and once more.
+		if n := len(h.recs["alice"].requests()) - before; n != 2 {
+			t.Errorf("%d requests after the 401s, want 2", n)
+		}
+		if st := w.State(); !st.ThrottleUntil.IsZero() {
+			t.Errorf("an auth failure opened a throttle window: %+v", st)
+		}
+	})
+}
+
+func TestShutdownSkipsWhatIsLeft(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, gcalfake.Options{})
+		w := h.writer("alice", gcalwriter.Options{})
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(2*time.Second, cancel)
+		ops := creates(events(30))
+		res := w.Apply(ctx, gcalwriter.Batch{SubscriptionID: sub, CalendarID: cal, Ops: ops}, newMem())
+		checkAccounted(t, res, len(ops))
+		if res.Skipped == 0 || res.Created == 0 || res.Err != nil || res.Deferred != 0 {
+			t.Fatalf("result %+v", res)
+		}
+		if n := len(h.fake.Events(cal)); n != res.Created {
+			t.Errorf("%d events in Google, %d reported created", n, res.Created)
+		}
+	})
+}
+
+func TestBackfillIsMarked(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, gcalfake.Options{})
+		w := h.writer("alice", gcalwriter.Options{BackfillThreshold: 3})
+		p := newMem()
+		evs := events(6)
+		if res := apply(t, w, p, creates(evs[:3])...); res.Backfill {
+			t.Errorf("3 ops at threshold 3 ran as backfill")
+		}
+		if res := apply(t, w, p, creates(evs[3:])[:1]...); res.Backfill {
+			t.Errorf("1 op ran as backfill")
+		}
+		res := w.Apply(context.Background(), gcalwriter.Batch{SubscriptionID: sub, CalendarID: cal, Ops: creates(evs[4:]), Backfill: true}, p)
+		if !res.Backfill || res.Created != 2 {
+			t.Errorf("first sync: %+v", res)
+		}
+		if res := apply(t, w, newMem(), creates(events(10))...); !res.Backfill {
+			t.Errorf("10 ops at threshold 3 did not run as backfill")
+		}
+	})
+}
+
+func TestDrainFinishesInFlightWritesAndSkipsTheRest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, gcalfake.Options{Latency: 400 * time.Millisecond})
+		w := h.writer("alice", gcalwriter.Options{})
+		drain := make(chan struct{})
+		time.AfterFunc(2*time.Second, func() { close(drain) })
+		p := newMem()
+		ops := creates(events(30))
+		res := w.Apply(context.Background(), gcalwriter.Batch{SubscriptionID: sub, CalendarID: cal, Ops: ops, Drain: drain}, p)
+		checkAccounted(t, res, len(ops))
+		if res.Created == 0 || res.Skipped == 0 || res.Deferred != 0 || res.Err != nil {
+			t.Fatalf("result %+v", res)
+		}
+		// Every write Google accepted was persisted, including those in flight
+		// when the drain began.
+		if n := len(h.fake.Events(cal)); n != res.Created || len(p.mappings()) != n {
+			t.Errorf("%d events in Google, %d created, %d persisted", n, res.Created, len(p.mappings()))
+		}
+		closed := make(chan struct{})
+		close(closed)
+		res = w.Apply(context.Background(), gcalwriter.Batch{SubscriptionID: sub, CalendarID: cal, Ops: ops, Drain: closed}, p)
+		if res.Skipped != len(ops) {
+			t.Errorf("a batch drained before it began: %+v", res)
+		}
+	})
+}
+
+func TestListOwned(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, gcalfake.Options{})
+		w := h.writer("alice", gcalwriter.Options{})
+		p := newMem()
+		evs := events(3)
+		apply(t, w, p, creates(evs)...)
+		h.fake.Delete(cal, p.mapping(evs[0].Key()).EventID)
+		h.fake.Seed(cal, &calendar.Event{Summary: "a person's own",
+			Start: &calendar.EventDateTime{Date: "2027-01-01"}, End: &calendar.EventDateTime{Date: "2027-01-02"}})
+		owned, err := w.ListOwned(context.Background(), cal, sub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(owned) != 3 {
+			t.Fatalf("%d owned events, want 3: %+v", len(owned), owned)
+		}
+		for _, o := range owned {
+			m := p.mapping(o.Key)
+			if o.EventID != m.EventID || o.Hash != m.Hash || o.Cancelled != (o.Key == evs[0].Key()) {
+				t.Errorf("owned %+v, mapping %+v", o, m)
+			}
+		}
+	})
 }

@@ -1,0 +1,253 @@
+package gcalwriter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	calendar "google.golang.org/api/calendar/v3"
+
+	"github.com/calsyncd/calsyncd/internal/diff"
+	"github.com/calsyncd/calsyncd/internal/mapping"
+)
+
+func (w *Writer) checkCalendar(br *batchRun) error {
+	err := w.call(br, &budget{}, read, func(ctx context.Context) error {
+		_, err := w.svc.Calendars.Get(br.CalendarID).Context(ctx).Do()
+		return err
+	})
+	if err == nil {
+		return nil
+	}
+	switch c := w.classOf(err); c.Class {
+	case classStopped:
+		return err
+	case ClassGone:
+		return &Error{Subscription: br.SubscriptionID, Op: "calendars.get", Class: ClassAuth, Code: c.Code, Reason: c.Reason,
+			Msg: ErrCalendarNotFound.Error(), Err: ErrCalendarNotFound}
+	case ClassAuth:
+		return &Error{Subscription: br.SubscriptionID, Op: "calendars.get", Class: c.Class, Code: c.Code, Reason: c.Reason, Msg: c.Message, Err: err}
+	}
+	// Anything else (a blip beyond its retries) is left for the writes to
+	// meet.
+	return nil
+}
+
+func (w *Writer) apply(br *batchRun, op diff.Op) error {
+	bud := &budget{}
+	switch op.Kind {
+	case diff.Create:
+		return w.create(br, bud, op, 0)
+	case diff.Update:
+		return w.update(br, bud, op)
+	case diff.Delete:
+		return w.delete(br, bud, op)
+	}
+	return fmt.Errorf("gcalwriter: unknown op kind %d", op.Kind)
+}
+
+// unrecordedError is a write Google accepted that the Persister could not
+// record. Writing on would pile up more of them.
+type unrecordedError struct{ err *Error }
+
+func (e *unrecordedError) Error() string { return e.err.Error() }
+func (e *unrecordedError) Unwrap() error { return e.err }
+
+func persistError(br *batchRun, op diff.Op, err error) *unrecordedError {
+	return &unrecordedError{&Error{Subscription: br.SubscriptionID, Op: op.Kind.String(), Class: ClassTransient,
+		Msg: "cannot record a write Google accepted", Err: err}}
+}
+
+func (w *Writer) saved(br *batchRun, op diff.Op, m mapping.Mapping) error {
+	if err := br.p.Saved(br.ctx, m); err != nil {
+		return persistError(br, op, err)
+	}
+	return nil
+}
+
+// create inserts the event under its deterministic id. A 409 means it is
+// already there (a lost response or a lost database): adopt or restore it.
+func (w *Writer) create(br *batchRun, bud *budget, op diff.Op, generation int) error {
+	for gen := generation; gen < generation+w.o.MaxGenerations; gen++ {
+		id := mapping.EventID(br.SubscriptionID, op.Key, gen)
+		want := ToGoogle(br.SubscriptionID, op.Event)
+		want.Id = id
+		var got *calendar.Event
+		err := w.call(br, bud, write, func(ctx context.Context) (err error) {
+			got, err = w.svc.Events.Insert(br.CalendarID, want).SendUpdates("none").Context(ctx).Do()
+			return err
+		})
+		if err == nil {
+			br.update(func(r *Result) { r.Created++ })
+			return w.saved(br, op, mapping.Mapping{Key: op.Key, EventID: id, Generation: gen, Hash: op.Event.Hash, ETag: got.Etag})
+		}
+		if w.classOf(err).Class != ClassConflict {
+			return err
+		}
+		done, err := w.adopt(br, bud, op, want, gen)
+		if err != nil || done {
+			return err
+		}
+		w.log.Info("event id unusable, moving to the next id generation", "subscription", br.SubscriptionID, "generation", gen+1)
+	}
+	return fmt.Errorf("gcalwriter: no usable event id after %d generations", w.o.MaxGenerations)
+}
+
+// adopt handles an insert that answered 409: an event with our id exists.
+// If it is ours and shows what we want, we take it as it is; if it is ours
+// but cancelled or different, we write it (restoring it). It reports
+// done=false when the id cannot be used: purged from the bin, or held by an
+// event that is not ours.
+func (w *Writer) adopt(br *batchRun, bud *budget, op diff.Op, want *calendar.Event, gen int) (bool, error) {
+	for range 3 {
+		var existing *calendar.Event
+		err := w.call(br, bud, read, func(ctx context.Context) (err error) {
+			existing, err = w.svc.Events.Get(br.CalendarID, want.Id).Context(ctx).Do()
+			return err
+		})
+		if err != nil {
+			if w.classOf(err).Class == ClassGone {
+				return false, nil
+			}
+			return false, err
+		}
+		cancelled := existing.Status == "cancelled"
+		if !ownedOrUnmarkedCancelled(existing, br.SubscriptionID) {
+			w.log.Warn("an event that is not ours holds our id; using the next id generation",
+				"subscription", br.SubscriptionID, "generation", gen+1)
+			return false, nil
+		}
+		if !cancelled && SameContent(want, existing) {
+			br.update(func(r *Result) { r.Created++; r.Adopted++ })
+			return true, w.saved(br, op, mapping.Mapping{Key: op.Key, EventID: want.Id, Generation: gen, Hash: op.Event.Hash, ETag: existing.Etag})
+		}
+		body := ToGoogle(br.SubscriptionID, op.Event)
+		personalFields(body, existing)
+		var got *calendar.Event
+		err = w.call(br, bud, write, func(ctx context.Context) (err error) {
+			call := w.svc.Events.Update(br.CalendarID, want.Id, body).SendUpdates("none").Context(ctx)
+			call.Header().Set("If-Match", existing.Etag)
+			got, err = call.Do()
+			return err
+		})
+		if err == nil {
+			br.update(func(r *Result) {
+				r.Created++
+				if cancelled {
+					r.Restored++
+				} else {
+					r.Adopted++
+				}
+			})
+			return true, w.saved(br, op, mapping.Mapping{Key: op.Key, EventID: want.Id, Generation: gen, Hash: op.Event.Hash, ETag: got.Etag})
+		}
+		switch c := w.classOf(err); {
+		case c.Class == ClassPrecondition:
+			continue // it changed between our read and our write: read again
+		case c.Class == ClassGone:
+			return false, nil
+		case c.Class == ClassAuth && c.Code == 403 && cancelled:
+			// Google refuses to restore an event purged from the bin.
+			return false, nil
+		}
+		return false, err
+	}
+	return false, errors.New("gcalwriter: the event kept changing while we adopted it")
+}
+
+// ownedOrUnmarkedCancelled: an event is ours when it carries our marks; a
+// cancelled event with no marks at all under our deterministic id is ours
+// too (Google may strip a deleted event to its id).
+func ownedOrUnmarkedCancelled(ev *calendar.Event, subscriptionID string) bool {
+	if Owned(ev, subscriptionID) {
+		return true
+	}
+	unmarked := ev.ExtendedProperties == nil || ev.ExtendedProperties.Private[PropSubscription] == ""
+	return ev.Status == "cancelled" && unmarked
+}
+
+// update rewrites a mapped event in full (an update costs one quota unit, a
+// patch three). It sends the etag we last wrote as If-Match: on 412 a person
+// edited the event, so we keep their reminders and colour and write again.
+func (w *Writer) update(br *batchRun, bud *budget, op diff.Op) error {
+	m := op.Mapping
+	want := ToGoogle(br.SubscriptionID, op.Event)
+	etag := m.ETag
+	for range 3 {
+		var got *calendar.Event
+		err := w.call(br, bud, write, func(ctx context.Context) (err error) {
+			call := w.svc.Events.Update(br.CalendarID, m.EventID, want).SendUpdates("none").Context(ctx)
+			if etag != "" {
+				call.Header().Set("If-Match", etag)
+			}
+			got, err = call.Do()
+			return err
+		})
+		if err == nil {
+			br.update(func(r *Result) { r.Updated++ })
+			return w.saved(br, op, mapping.Mapping{Key: op.Key, EventID: m.EventID, Generation: m.Generation, Hash: op.Event.Hash, ETag: got.Etag})
+		}
+		switch c := w.classOf(err); {
+		case c.Class == ClassPrecondition:
+			theirs, err := w.get(br, bud, m.EventID)
+			if err != nil {
+				if w.classOf(err).Class == ClassGone {
+					return w.create(br, bud, op, m.Generation)
+				}
+				return err
+			}
+			if theirs.Status != "cancelled" && SameContent(want, theirs) {
+				// Our own earlier write, whose answer was lost.
+				br.update(func(r *Result) { r.Updated++ })
+				return w.saved(br, op, mapping.Mapping{Key: op.Key, EventID: m.EventID, Generation: m.Generation, Hash: op.Event.Hash, ETag: theirs.Etag})
+			}
+			personalFields(want, theirs)
+			etag = theirs.Etag
+		case c.Class == ClassGone:
+			// Gone from Google (or never there): recreate it.
+			return w.create(br, bud, op, m.Generation)
+		case c.Class == ClassAuth && c.Code == 403:
+			// Google refuses updates to an event purged from the bin; any
+			// other 403 is a real permission problem.
+			if _, gerr := w.get(br, bud, m.EventID); gerr != nil && w.classOf(gerr).Class == ClassGone {
+				return w.create(br, bud, op, m.Generation)
+			}
+			return err
+		default:
+			return err
+		}
+	}
+	return errors.New("gcalwriter: the event kept changing while we updated it")
+}
+
+func (w *Writer) get(br *batchRun, bud *budget, id string) (*calendar.Event, error) {
+	var ev *calendar.Event
+	err := w.call(br, bud, read, func(ctx context.Context) (err error) {
+		ev, err = w.svc.Events.Get(br.CalendarID, id).Context(ctx).Do()
+		return err
+	})
+	return ev, err
+}
+
+// delete removes a mapped event; 404 and 410 mean it is already gone.
+func (w *Writer) delete(br *batchRun, bud *budget, op diff.Op) error {
+	err := w.call(br, bud, write, func(ctx context.Context) error {
+		return w.svc.Events.Delete(br.CalendarID, op.Mapping.EventID).SendUpdates("none").Context(ctx).Do()
+	})
+	if err != nil {
+		c := w.classOf(err)
+		gone := c.Class == ClassGone
+		if !gone && c.Class == ClassAuth && c.Code == 403 {
+			_, gerr := w.get(br, bud, op.Mapping.EventID)
+			gone = gerr != nil && w.classOf(gerr).Class == ClassGone
+		}
+		if !gone {
+			return err
+		}
+	}
+	br.update(func(r *Result) { r.Deleted++ })
+	if perr := br.p.Deleted(br.ctx, op.Key); perr != nil {
+		return persistError(br, op, perr)
+	}
+	return nil
+}

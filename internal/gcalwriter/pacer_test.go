@@ -1,0 +1,255 @@
+package gcalwriter_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/calsyncd/calsyncd/internal/gcalwriter"
+)
+
+// hold acquires a slot, keeps it for d (a request in flight) and records
+// when it started.
+type flightLog struct {
+	mu       sync.Mutex
+	starts   []time.Time
+	inFlight int
+	maxIn    int
+}
+
+func (l *flightLog) fly(t *testing.T, p *gcalwriter.Pacer, prio gcalwriter.Priority, d time.Duration) time.Time {
+	t.Helper()
+	// A starved waiter fails the test instead of hanging it.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	slot, err := p.Acquire(ctx, prio)
+	if err != nil {
+		t.Error(err)
+		return time.Time{}
+	}
+	l.mu.Lock()
+	l.starts = append(l.starts, time.Now())
+	l.inFlight++
+	l.maxIn = max(l.maxIn, l.inFlight)
+	l.mu.Unlock()
+	time.Sleep(d)
+	l.mu.Lock()
+	l.inFlight--
+	l.mu.Unlock()
+	slot.Release()
+	return slot.Start
+}
+
+func (l *flightLog) minGap() time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	gap := time.Duration(1 << 62)
+	for i := 1; i < len(l.starts); i++ {
+		gap = min(gap, l.starts[i].Sub(l.starts[i-1]))
+	}
+	return gap
+}
+
+func TestPacerBoundsInFlightAndSpacesStarts(t *testing.T) {
+	for _, latency := range []time.Duration{0, 100 * time.Millisecond, 700 * time.Millisecond, 3 * time.Second} {
+		t.Run(latency.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p := gcalwriter.NewPacer(gcalwriter.PacerOptions{Concurrency: 2, Spacing: 250 * time.Millisecond})
+				var l flightLog
+				var wg sync.WaitGroup
+				begin := time.Now()
+				for range 20 {
+					wg.Go(func() { l.fly(t, p, gcalwriter.Incremental, latency) })
+				}
+				wg.Wait()
+				if l.maxIn > 2 {
+					t.Errorf("%d requests in flight, want at most 2", l.maxIn)
+				}
+				if g := l.minGap(); g < 250*time.Millisecond {
+					t.Errorf("starts %s apart, want at least 250ms", g)
+				}
+				// And it is not slower than it must be: 20 starts need 19
+				// spacings, or 10 rounds of two requests when latency binds.
+				bound := max(19*250*time.Millisecond, 9*latency+250*time.Millisecond)
+				if took := time.Since(begin) - latency; took > bound {
+					t.Errorf("20 requests took %s, want at most %s", took, bound)
+				}
+			})
+		})
+	}
+}
+
+func TestPacerPutsIncrementalBeforeBackfill(t *testing.T) {
+	const spacing, latency = 250 * time.Millisecond, 400 * time.Millisecond
+	tests := []struct {
+		name        string
+		share       float64
+		maxBackfill int
+		maxWait     time.Duration
+	}{
+		// The default: a backfill keeps one of two slots free, so an
+		// incremental write only waits for the next start.
+		{"share 0.75", 0.75, 1, 2 * spacing},
+		// Even when a backfill may take every slot, an incremental write
+		// gets the next one freed.
+		{"share 1", 1, 2, latency + spacing},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p := gcalwriter.NewPacer(gcalwriter.PacerOptions{Concurrency: 2, Spacing: spacing, BackfillShare: tt.share})
+				var l flightLog
+				ctx, stop := context.WithCancel(context.Background())
+				defer stop()
+				// A large first sync keeps the pacer busy...
+				var wg sync.WaitGroup
+				for range 4 {
+					wg.Go(func() {
+						for ctx.Err() == nil {
+							l.fly(t, p, gcalwriter.Backfill, latency)
+						}
+					})
+				}
+				time.Sleep(10 * time.Second)
+				l.mu.Lock()
+				maxBackfill := l.maxIn
+				l.mu.Unlock()
+				if maxBackfill != tt.maxBackfill {
+					t.Errorf("backfill held %d of 2 slots, want %d", maxBackfill, tt.maxBackfill)
+				}
+				// ...and an hourly change of another subscription arrives.
+				for i := range 5 {
+					asked := time.Now()
+					start := l.fly(t, p, gcalwriter.Incremental, latency)
+					if wait := start.Sub(asked); wait > tt.maxWait {
+						t.Errorf("incremental write %d waited %s behind the backfill, want at most %s", i, wait, tt.maxWait)
+					}
+				}
+				stop()
+				wg.Wait()
+			})
+		})
+	}
+}
+
+func TestPacerBackfillShareOfSlots(t *testing.T) {
+	tests := []struct {
+		concurrency int
+		share       float64
+		want        int
+	}{
+		{2, 0.75, 1}, {4, 0.75, 3}, {4, 0.5, 2}, {1, 0.75, 1}, {3, 1, 3},
+	}
+	for _, tt := range tests {
+		synctest.Test(t, func(t *testing.T) {
+			p := gcalwriter.NewPacer(gcalwriter.PacerOptions{Concurrency: tt.concurrency, Spacing: time.Millisecond, BackfillShare: tt.share})
+			var l flightLog
+			var wg sync.WaitGroup
+			for range 12 {
+				wg.Go(func() { l.fly(t, p, gcalwriter.Backfill, time.Second) })
+			}
+			wg.Wait()
+			if l.maxIn != tt.want {
+				t.Errorf("concurrency %d share %v: backfill held %d slots, want %d", tt.concurrency, tt.share, l.maxIn, tt.want)
+			}
+		})
+	}
+}
+
+func TestPacerAdaptsSpacingWithinBounds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const floor, ceiling = 250 * time.Millisecond, 2 * time.Second
+		p := gcalwriter.NewPacer(gcalwriter.PacerOptions{Spacing: floor, MaxSpacing: ceiling})
+		spacing := func() time.Duration { return p.State().Spacing }
+		sent := time.Now()
+		time.Sleep(time.Millisecond)
+		p.RateLimited(sent)
+		if got := spacing(); got != 375*time.Millisecond {
+			t.Fatalf("after a rate limit spacing = %s, want 375ms", got)
+		}
+		// Answers to requests sent before the widening say nothing new.
+		p.RateLimited(sent)
+		p.Succeeded(sent)
+		if got := spacing(); got != 375*time.Millisecond {
+			t.Fatalf("a stale answer moved the spacing to %s", got)
+		}
+		time.Sleep(time.Millisecond)
+		for range 20 {
+			p.RateLimited(time.Now())
+			time.Sleep(time.Millisecond)
+		}
+		if got := spacing(); got != ceiling {
+			t.Fatalf("spacing = %s after many rate limits, want the maximum %s", got, ceiling)
+		}
+		prev := spacing()
+		for i := range 1000 {
+			p.Succeeded(time.Now())
+			got := spacing()
+			if got > prev || got < floor {
+				t.Fatalf("success %d: spacing %s after %s (floor %s)", i, got, prev, floor)
+			}
+			prev = got
+		}
+		if prev != floor {
+			t.Fatalf("spacing = %s after 1000 successes, want back at the floor %s", prev, floor)
+		}
+		p.SetSpacing(time.Millisecond)
+		if got := spacing(); got != floor {
+			t.Errorf("SetSpacing below the floor gave %s", got)
+		}
+		p.SetSpacing(time.Hour)
+		if got := spacing(); got != ceiling {
+			t.Errorf("SetSpacing above the maximum gave %s", got)
+		}
+	})
+}
+
+func TestPacerWidenedSpacingSpacesStarts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := gcalwriter.NewPacer(gcalwriter.PacerOptions{Spacing: 250 * time.Millisecond, MaxSpacing: 5 * time.Second})
+		p.SetSpacing(time.Second)
+		var l flightLog
+		for range 5 {
+			l.fly(t, p, gcalwriter.Incremental, 0)
+		}
+		if g := l.minGap(); g < time.Second {
+			t.Errorf("starts %s apart at a learned spacing of 1s", g)
+		}
+	})
+}
+
+func TestPacerAcquireGivesUpWithItsContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := gcalwriter.NewPacer(gcalwriter.PacerOptions{Concurrency: 1, Spacing: time.Second})
+		held, err := p.Acquire(context.Background(), gcalwriter.Incremental)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cause := errors.New("batch deferred")
+		ctx, cancel := context.WithCancelCause(context.Background())
+		done := make(chan error)
+		go func() {
+			_, err := p.Acquire(ctx, gcalwriter.Incremental)
+			done <- err
+		}()
+		synctest.Wait()
+		if st := p.State(); st.Waiting != 1 || st.InFlight != 1 {
+			t.Fatalf("state %+v, want 1 waiting and 1 in flight", st)
+		}
+		cancel(cause)
+		if err := <-done; !errors.Is(err, cause) {
+			t.Fatalf("Acquire = %v, want the context's cause", err)
+		}
+		held.Release()
+		held.Release() // twice is harmless
+		if st := p.State(); st.Waiting != 0 || st.InFlight != 0 {
+			t.Fatalf("state %+v after release, want idle", st)
+		}
+		if _, err := p.Acquire(context.Background(), gcalwriter.Incremental); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
