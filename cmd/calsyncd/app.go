@@ -35,7 +35,15 @@ type app struct {
 
 // pacers reports the live pacing state of every account with a writer.
 func (a *app) pacers() []status.Pacer {
-	return nil
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make([]status.Pacer, 0, len(a.writers))
+	for _, w := range a.writers {
+		st := w.State()
+		out = append(out, status.Pacer{Account: st.Account, Spacing: st.Spacing, ThrottleUntil: st.ThrottleUntil,
+			ThrottleClass: string(st.ThrottleClass)})
+	}
+	return out
 }
 
 func (a *app) config() *config.Config {
@@ -111,11 +119,16 @@ func (a *app) writer(ctx context.Context, account string) (*gcalwriter.Writer, e
 	if w, ok := a.writers[account]; ok {
 		return w, nil
 	}
-	svc, err := newCalendarService(ctx, a.cfg, account, a.log)
+	svc, quotaUser, err := newCalendarService(ctx, a.cfg, account, a.log)
 	if err != nil {
 		return nil, err
 	}
+	var obs gcalwriter.Observer
+	if a.metrics != nil {
+		obs = a.metrics
+	}
 	w := gcalwriter.New(svc, gcalwriter.Options{Logger: a.log.With("account", account), Account: account, Memory: a.store,
+		Observer: obs, QuotaUser: quotaUser,
 		Concurrency: a.cfg.Writer.Concurrency, Spacing: a.cfg.Writer.Spacing.D(), MaxSpacing: a.cfg.Writer.MaxSpacing.D(),
 		MaxAttempts: a.cfg.Writer.MaxAttempts, MaxRetryWait: a.cfg.Writer.MaxRetryWait.D(), BackfillShare: a.cfg.Writer.BackfillShare,
 		BackfillThreshold: a.cfg.Writer.BackfillThreshold, RequestTimeout: a.cfg.Writer.RequestTimeout.D()})
@@ -126,14 +139,16 @@ func (a *app) writer(ctx context.Context, account string) (*gcalwriter.Writer, e
 // newCalendarService builds the Google client for an account. With an
 // endpoint (an emulator) and no credentials it runs unauthenticated. Its
 // failures that a person must fix are *googleauth.Error.
-func newCalendarService(ctx context.Context, cfg *config.Config, account string, log *slog.Logger) (*calendar.Service, error) {
+// The second result is the user whose quota requests are charged to
+// (domain-wide delegation), if any.
+func newCalendarService(ctx context.Context, cfg *config.Config, account string, log *slog.Logger) (*calendar.Service, string, error) {
 	creds, err := googleauth.Load(ctx, cfg, account, googleauth.Options{Logger: log.With("account", account)})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	svc, err := calendar.NewService(ctx, creds.ClientOptions()...)
 	if err != nil {
-		return nil, fmt.Errorf("account %s: %w", account, err)
+		return nil, "", fmt.Errorf("account %s: %w", account, err)
 	}
-	return svc, nil
+	return svc, creds.QuotaUser(), nil
 }

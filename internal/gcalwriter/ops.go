@@ -13,7 +13,7 @@ import (
 
 func (w *Writer) checkCalendar(br *batchRun) error {
 	err := w.call(br, &budget{}, read, func(ctx context.Context) error {
-		_, err := w.svc.Calendars.Get(br.CalendarID).Context(ctx).Do()
+		_, err := w.svc.Calendars.Get(br.CalendarID).Context(ctx).Do(w.callOpts...)
 		return err
 	})
 	if err == nil {
@@ -74,7 +74,7 @@ func (w *Writer) create(br *batchRun, bud *budget, op diff.Op, generation int) e
 		want.Id = id
 		var got *calendar.Event
 		err := w.call(br, bud, write, func(ctx context.Context) (err error) {
-			got, err = w.svc.Events.Insert(br.CalendarID, want).SendUpdates("none").Context(ctx).Do()
+			got, err = w.svc.Events.Insert(br.CalendarID, want).SendUpdates("none").Context(ctx).Do(w.callOpts...)
 			return err
 		})
 		if err == nil {
@@ -102,7 +102,7 @@ func (w *Writer) adopt(br *batchRun, bud *budget, op diff.Op, want *calendar.Eve
 	for range 3 {
 		var existing *calendar.Event
 		err := w.call(br, bud, read, func(ctx context.Context) (err error) {
-			existing, err = w.svc.Events.Get(br.CalendarID, want.Id).Context(ctx).Do()
+			existing, err = w.svc.Events.Get(br.CalendarID, want.Id).Context(ctx).Do(w.callOpts...)
 			return err
 		})
 		if err != nil {
@@ -127,7 +127,7 @@ func (w *Writer) adopt(br *batchRun, bud *budget, op diff.Op, want *calendar.Eve
 		err = w.call(br, bud, write, func(ctx context.Context) (err error) {
 			call := w.svc.Events.Update(br.CalendarID, want.Id, body).SendUpdates("none").Context(ctx)
 			call.Header().Set("If-Match", existing.Etag)
-			got, err = call.Do()
+			got, err = call.Do(w.callOpts...)
 			return err
 		})
 		if err == nil {
@@ -180,7 +180,7 @@ func (w *Writer) update(br *batchRun, bud *budget, op diff.Op) error {
 			if etag != "" {
 				call.Header().Set("If-Match", etag)
 			}
-			got, err = call.Do()
+			got, err = call.Do(w.callOpts...)
 			return err
 		})
 		if err == nil {
@@ -223,7 +223,7 @@ func (w *Writer) update(br *batchRun, bud *budget, op diff.Op) error {
 func (w *Writer) get(br *batchRun, bud *budget, id string) (*calendar.Event, error) {
 	var ev *calendar.Event
 	err := w.call(br, bud, read, func(ctx context.Context) (err error) {
-		ev, err = w.svc.Events.Get(br.CalendarID, id).Context(ctx).Do()
+		ev, err = w.svc.Events.Get(br.CalendarID, id).Context(ctx).Do(w.callOpts...)
 		return err
 	})
 	return ev, err
@@ -232,7 +232,7 @@ func (w *Writer) get(br *batchRun, bud *budget, id string) (*calendar.Event, err
 // delete removes a mapped event; 404 and 410 mean it is already gone.
 func (w *Writer) delete(br *batchRun, bud *budget, op diff.Op) error {
 	err := w.call(br, bud, write, func(ctx context.Context) error {
-		return w.svc.Events.Delete(br.CalendarID, op.Mapping.EventID).SendUpdates("none").Context(ctx).Do()
+		return w.svc.Events.Delete(br.CalendarID, op.Mapping.EventID).SendUpdates("none").Context(ctx).Do(w.callOpts...)
 	})
 	if err != nil {
 		c := w.classOf(err)

@@ -33,7 +33,7 @@ func (w *Writer) ListOwned(ctx context.Context, calendarID, subscriptionID strin
 			if token != "" {
 				call = call.PageToken(token)
 			}
-			page, err = call.Do()
+			page, err = call.Do(w.callOpts...)
 			return err
 		})
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	calendar "google.golang.org/api/calendar/v3"
+	"google.golang.org/api/googleapi"
 
 	"github.com/calsyncd/calsyncd/internal/diff"
 	"github.com/calsyncd/calsyncd/internal/mapping"
@@ -147,11 +148,36 @@ type Options struct {
 	MaxGenerations int
 	// Clock is the time package unless a benchmark injects its own.
 	Clock Clock
+	// Observer, when set, is told each write's outcome, each answer from
+	// Google and the pacer's state (metrics).
+	Observer Observer
+	// QuotaUser, set when a service account impersonates a user, charges
+	// the per-user quota to that user instead of the service account.
+	QuotaUser string
 	// Seed makes the retry jitter reproducible; 0 draws a random seed.
 	Seed uint64
 }
 
+// Observer is told what the writer does. Outcomes are ok, deferred,
+// failed, rejected and skipped; classes are the Class values, or "ok".
+type Observer interface {
+	WriteDone(subscription, op, outcome string)
+	Response(account, class string)
+	Retry(account string)
+	Pacing(account string, spacing time.Duration, throttleUntil time.Time)
+}
+
+type noObserver struct{}
+
+func (noObserver) WriteDone(string, string, string)        {}
+func (noObserver) Response(string, string)                 {}
+func (noObserver) Retry(string)                            {}
+func (noObserver) Pacing(string, time.Duration, time.Time) {}
+
 func (o Options) withDefaults() Options {
+	if o.Observer == nil {
+		o.Observer = noObserver{}
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -206,6 +232,8 @@ type Writer struct {
 	o     Options
 	clock Clock
 	pacer *Pacer
+	// callOpts go with every request (the quota user).
+	callOpts []googleapi.CallOption
 
 	loadMu sync.Mutex
 	loaded bool
@@ -221,11 +249,16 @@ type Writer struct {
 // New returns a Writer that talks to Google through svc.
 func New(svc *calendar.Service, opts Options) *Writer {
 	o := opts.withDefaults()
+	var callOpts []googleapi.CallOption
+	if o.QuotaUser != "" {
+		callOpts = append(callOpts, googleapi.QuotaUser(o.QuotaUser))
+	}
 	return &Writer{
-		svc:   svc,
-		log:   o.Logger,
-		o:     o,
-		clock: o.Clock,
+		callOpts: callOpts,
+		svc:      svc,
+		log:      o.Logger,
+		o:        o,
+		clock:    o.Clock,
 		pacer: NewPacer(PacerOptions{Concurrency: o.Concurrency, Spacing: o.Spacing, MaxSpacing: o.MaxSpacing,
 			BackfillShare: o.BackfillShare, Clock: o.Clock}),
 		rng:     rand.New(rand.NewPCG(o.Seed, 0x5851f42d4c957f2d)),
@@ -284,16 +317,23 @@ func (br *batchRun) update(f func(r *Result)) {
 }
 
 // leftOver settles ops that were never started.
-func (br *batchRun) leftOver(n int) {
-	if n == 0 {
+func (br *batchRun) leftOver(obs Observer, ops []diff.Op) {
+	if len(ops) == 0 {
 		return
 	}
 	deferred := br.stopErr() == errThrottled
+	outcome := "skipped"
+	if deferred {
+		outcome = "deferred"
+	}
+	for _, op := range ops {
+		obs.WriteDone(br.SubscriptionID, op.Kind.String(), outcome)
+	}
 	br.update(func(r *Result) {
 		if deferred {
-			r.Deferred += n
+			r.Deferred += len(ops)
 		} else {
-			r.Skipped += n
+			r.Skipped += len(ops)
 		}
 	})
 }
@@ -333,9 +373,13 @@ func (w *Writer) Apply(ctx context.Context, b Batch, p Persister) Result {
 	}
 
 	if until, ok := w.throttled(w.clock.Now()); ok {
+		for _, op := range b.Ops {
+			w.o.Observer.WriteDone(b.SubscriptionID, op.Kind.String(), "deferred")
+		}
 		br.res.Deferred = len(b.Ops)
 		br.res.ThrottleUntil = until
 		w.logResult(br)
+		w.observePacing()
 		return br.res
 	}
 	w.mu.Lock()
@@ -352,7 +396,7 @@ func (w *Writer) Apply(ctx context.Context, b Batch, p Persister) Result {
 		if errors.As(err, &fatal) {
 			br.res.Err = err
 		}
-		br.leftOver(len(b.Ops))
+		br.leftOver(w.o.Observer, b.Ops)
 	} else {
 		w.writeAll(br)
 	}
@@ -361,7 +405,13 @@ func (w *Writer) Apply(ctx context.Context, b Batch, p Persister) Result {
 		br.res.ThrottleUntil = until
 	}
 	w.logResult(br)
+	w.observePacing()
 	return br.res
+}
+
+func (w *Writer) observePacing() {
+	st := w.State()
+	w.o.Observer.Pacing(w.o.Account, st.Spacing, st.ThrottleUntil)
 }
 
 // writeAll runs the batch's ops on up to Concurrency workers (the pacer
@@ -377,7 +427,7 @@ func (w *Writer) writeAll(br *batchRun) {
 			for g := range work {
 				for i, op := range g {
 					if br.stopErr() != nil {
-						br.leftOver(len(g) - i)
+						br.leftOver(w.o.Observer, g[i:])
 						break
 					}
 					w.settle(br, op, w.apply(br, op))
@@ -387,11 +437,9 @@ func (w *Writer) writeAll(br *batchRun) {
 	}
 	for i, g := range groups {
 		if br.stopErr() != nil {
-			n := 0
 			for _, g := range groups[i:] {
-				n += len(g)
+				br.leftOver(w.o.Observer, g)
 			}
-			br.leftOver(n)
 			break
 		}
 		work <- g
@@ -482,6 +530,7 @@ func (w *Writer) call(br *batchRun, bud *budget, kind requestKind, fn func(ctx c
 		slot.Release()
 		now := w.clock.Now()
 		if err == nil {
+			w.o.Observer.Response(w.o.Account, "ok")
 			// Reads always pass (even a usage-limited account may read):
 			// only a write proves the quota has room again.
 			if kind == write {
@@ -494,6 +543,7 @@ func (w *Writer) call(br *batchRun, bud *budget, kind requestKind, fn func(ctx c
 			return errStopped
 		}
 		c := ClassifyAt(err, now)
+		w.o.Observer.Response(w.o.Account, string(c.Class))
 		br.update(func(r *Result) {
 			if r.ByClass == nil {
 				r.ByClass = map[Class]int{}
@@ -514,6 +564,7 @@ func (w *Writer) call(br *batchRun, bud *budget, kind requestKind, fn func(ctx c
 				// Once more, with whatever token the source has now.
 				bud.reauthed = true
 				br.update(func(r *Result) { r.Retries++ })
+				w.o.Observer.Retry(w.o.Account)
 				continue
 			}
 			return err
@@ -537,6 +588,7 @@ func (w *Writer) call(br *batchRun, bud *budget, kind requestKind, fn func(ctx c
 		}
 		bud.waited += wait
 		br.update(func(r *Result) { r.Retries++; r.Waited += wait })
+		w.o.Observer.Retry(w.o.Account)
 	}
 }
 
@@ -558,6 +610,7 @@ func (w *Writer) classOf(err error) Classification {
 
 // settle counts a write's outcome; a fatal one stops the batch.
 func (w *Writer) settle(br *batchRun, op diff.Op, err error) {
+	w.o.Observer.WriteDone(br.SubscriptionID, op.Kind.String(), outcomeOf(w.classOf, err))
 	if err == nil {
 		return
 	}
@@ -605,6 +658,30 @@ func (w *Writer) settle(br *batchRun, op diff.Op, err error) {
 		w.log.Debug("write failed", "subscription", br.SubscriptionID, "op", op.Kind.String(), "class", string(c.Class),
 			"code", c.Code, "reason", c.Reason)
 	}
+}
+
+// outcomeOf names a settled write's outcome for the Observer, following
+// settle's own sorting.
+func outcomeOf(classOf func(error) Classification, err error) string {
+	var unrecorded *unrecordedError
+	var fatal *Error
+	switch {
+	case err == nil, errors.As(err, &unrecorded):
+		return "ok"
+	case errors.Is(err, errThrottled):
+		return "deferred"
+	case errors.Is(err, errStopped):
+		return "skipped"
+	case errors.As(err, &fatal):
+		return "failed"
+	}
+	switch classOf(err).Class {
+	case ClassInvalid:
+		return "rejected"
+	case ClassCanceled:
+		return "skipped"
+	}
+	return "failed"
 }
 
 // fail records the write as failed and stops the batch.

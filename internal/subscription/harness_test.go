@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	calendar "google.golang.org/api/calendar/v3"
 	"google.golang.org/api/option"
@@ -80,7 +81,9 @@ func (h *harness) open() {
 		h.t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	w := gcalwriter.New(svc, gcalwriter.Options{Logger: log})
+	// Pacing is the writer's own business, tested there; here it only
+	// needs to be quick.
+	w := gcalwriter.New(svc, gcalwriter.Options{Logger: log, Spacing: time.Millisecond})
 	h.runner = &subscription.Runner{
 		Config:  h.cfg,
 		Store:   st,

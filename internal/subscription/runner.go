@@ -269,6 +269,9 @@ func (r *Runner) execute(ctx context.Context, log *slog.Logger, cfg *config.Conf
 	if err != nil {
 		return store.OutcomeFailed, false, nil, err
 	}
+	// A subscription's first sync is a backfill: it must not starve the
+	// small changes of the account's other subscriptions.
+	firstSync := len(mapped) == 0
 	reconcile := opts.Reconcile || len(mapped) == 0 ||
 		(cfg.Sync.ReconcileInterval > 0 && r.now().Sub(st.LastReconcileAt) >= cfg.Sync.ReconcileInterval.D())
 
@@ -336,7 +339,8 @@ func (r *Runner) execute(ctx context.Context, log *slog.Logger, cfg *config.Conf
 	run.Unchanged = plan.Unchanged
 	rep.Plan = PlanCounts{Creates: len(plan.Creates), Updates: len(plan.Updates), Deletes: len(plan.Deletes), Unchanged: plan.Unchanged, HeldDeletes: held}
 
-	res := w.Apply(ctx, gcalwriter.Batch{SubscriptionID: sub.ID, CalendarID: sub.Calendar, Ops: plan.Ops(), Drain: opts.Drain},
+	res := w.Apply(ctx, gcalwriter.Batch{SubscriptionID: sub.ID, CalendarID: sub.Calendar, Ops: plan.Ops(), Drain: opts.Drain,
+		Backfill: firstSync},
 		&persister{store: r.Store, sub: sub.ID})
 	run.Created, run.Updated, run.Deleted = res.Created, res.Updated, res.Deleted
 	run.Deferred, run.Failed, run.Rejected = res.Deferred, res.Failed, res.Rejected
