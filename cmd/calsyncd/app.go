@@ -131,7 +131,8 @@ func (a *app) writer(ctx context.Context, account string) (*gcalwriter.Writer, e
 		Observer: obs, QuotaUser: quotaUser,
 		Concurrency: a.cfg.Writer.Concurrency, Spacing: a.cfg.Writer.Spacing.D(), MaxSpacing: a.cfg.Writer.MaxSpacing.D(),
 		MaxAttempts: a.cfg.Writer.MaxAttempts, MaxRetryWait: a.cfg.Writer.MaxRetryWait.D(), BackfillShare: a.cfg.Writer.BackfillShare,
-		BackfillThreshold: a.cfg.Writer.BackfillThreshold, RequestTimeout: a.cfg.Writer.RequestTimeout.D()})
+		BackfillThreshold: a.cfg.Writer.BackfillThreshold, RequestTimeout: a.cfg.Writer.RequestTimeout.D(),
+		RateWindow: a.cfg.Writer.ThrottleWindow.D(), RateWindowCap: a.cfg.Writer.ThrottleWindowMax.D()})
 	a.writers[account] = w
 	return w, nil
 }

@@ -78,6 +78,10 @@ type Writer struct {
 	BackfillShare     float64  `yaml:"backfill_share"`
 	BackfillThreshold int      `yaml:"backfill_threshold"`
 	RequestTimeout    Duration `yaml:"request_timeout"`
+	// ThrottleWindow is how long an account's writes are deferred after a
+	// rate limit spent a write's retries, doubling to ThrottleWindowMax.
+	ThrottleWindow    Duration `yaml:"throttle_window"`
+	ThrottleWindowMax Duration `yaml:"throttle_window_max"`
 }
 
 // Feed configures fetching and parsing of feeds.
@@ -154,6 +158,8 @@ func Default() *Config {
 			BackfillShare:     0.75,
 			BackfillThreshold: 50,
 			RequestTimeout:    Duration(30 * time.Second),
+			ThrottleWindow:    Duration(30 * time.Second),
+			ThrottleWindowMax: Duration(15 * time.Minute),
 		},
 		Feed: Feed{
 			MaxSize:        20 << 20,

@@ -107,6 +107,12 @@ func (c *Config) validate(d *decoder) Errors {
 	if w.BackfillShare <= 0 || w.BackfillShare > 1 {
 		bad("writer.backfill_share", "must be in (0, 1]")
 	}
+	if w.ThrottleWindow.D() <= 0 {
+		bad("writer.throttle_window", "must be positive")
+	}
+	if w.ThrottleWindowMax.D() < w.ThrottleWindow.D() {
+		bad("writer.throttle_window_max", "must not be below writer.throttle_window (%s)", w.ThrottleWindow)
+	}
 	if w.BackfillThreshold < 0 {
 		bad("writer.backfill_threshold", "must not be negative")
 	}

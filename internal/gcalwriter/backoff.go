@@ -27,10 +27,12 @@ func Backoff(base, limit time.Duration, attempt int, jitter float64, floor time.
 // Throttle windows (DESIGN.md §2): while one is open, every write for the
 // account is deferred without asking Google.
 const (
-	rateWindowBase  = 30 * time.Second
-	rateWindowCap   = 15 * time.Minute
-	usageWindowBase = time.Hour
-	usageWindowCap  = 4 * time.Hour
+	// DefaultRateWindow and DefaultRateWindowCap bound the account's
+	// window after a rate limit (writer.throttle_window, .throttle_window_max).
+	DefaultRateWindow    = 30 * time.Second
+	DefaultRateWindowCap = 15 * time.Minute
+	usageWindowBase      = time.Hour
+	usageWindowCap       = 4 * time.Hour
 )
 
 // ThrottleUntil is when an account's throttle window closes after Google
@@ -40,13 +42,18 @@ const (
 // so Google is probed at most hourly; the project's daily quota waits for
 // Google's daily reset. A Retry-After is always honoured.
 func ThrottleUntil(c Classification, level int, jitter float64, now time.Time) time.Time {
+	return throttleUntil(c, level, jitter, now, DefaultRateWindow, DefaultRateWindowCap)
+}
+
+// throttleUntil is ThrottleUntil with the rate-limit window configured.
+func throttleUntil(c Classification, level int, jitter float64, now time.Time, rateBase, rateCap time.Duration) time.Time {
 	switch {
 	case c.Daily:
 		return maxTime(NextDailyReset(now), now.Add(c.RetryAfter))
 	case c.Class == ClassUsageLimited:
 		return now.Add(Backoff(usageWindowBase, usageWindowCap, level, jitter, max(c.RetryAfter, usageWindowBase)))
 	default:
-		return now.Add(Backoff(rateWindowBase, rateWindowCap, level, jitter, c.RetryAfter))
+		return now.Add(Backoff(rateBase, rateCap, level, jitter, c.RetryAfter))
 	}
 }
 

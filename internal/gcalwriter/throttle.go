@@ -141,7 +141,7 @@ func (w *Writer) openWindow(ctx context.Context, c Classification) {
 		if w.win.class != class {
 			level = 1
 		}
-		until := ThrottleUntil(c, level, jitter, now)
+		until := throttleUntil(c, level, jitter, now, w.o.RateWindow, w.o.RateWindowCap)
 		// Whole milliseconds, as the store keeps it: a restart sees the
 		// same window.
 		if r := until.Truncate(time.Millisecond); !r.Equal(until) {

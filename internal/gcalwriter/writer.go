@@ -133,6 +133,11 @@ type Options struct {
 	// backoff (15 s); then a rate-limited write is deferred.
 	MaxAttempts  int
 	MaxRetryWait time.Duration
+	// RateWindow and RateWindowCap bound the account's throttle window
+	// after a rate limit spent a write's retries (30 s doubling to 15 min).
+	// Usage limits always wait at least an hour.
+	RateWindow    time.Duration
+	RateWindowCap time.Duration
 	// RetryBase and RetryCap shape the retry backoff (1 s, 32 s).
 	RetryBase time.Duration
 	RetryCap  time.Duration
@@ -195,6 +200,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxRetryWait <= 0 {
 		o.MaxRetryWait = 15 * time.Second
+	}
+	if o.RateWindow <= 0 {
+		o.RateWindow = DefaultRateWindow
+	}
+	if o.RateWindowCap < o.RateWindow {
+		o.RateWindowCap = max(o.RateWindow, DefaultRateWindowCap)
 	}
 	if o.RetryBase <= 0 {
 		o.RetryBase = time.Second
