@@ -4,29 +4,31 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net"
 	"net/http"
 	"os"
-	"path"
 	"strings"
 	"time"
 
-	"github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/config"
+	"github.com/calsyncd/calsyncd/internal/demo"
 	"github.com/calsyncd/calsyncd/internal/gcalfake"
+	"github.com/calsyncd/calsyncd/internal/status"
 	"github.com/calsyncd/calsyncd/internal/subscription"
 )
 
 type demoCommand struct{ m *Main }
 
 func (c *demoCommand) Synopsis() string {
-	return "sync the sample feeds into the built-in Google Calendar emulator (no credentials needed)"
+	return "run the daemon on the built-in Google Calendar emulator and sample feeds (no credentials needed)"
 }
 
 func (c *demoCommand) Run(ctx context.Context, args []string) error {
-	fs := c.m.newFlagSet("demo", "demo [--state-dir DIR]")
+	fs := c.m.newFlagSet("demo", "demo [--once] [--listen ADDR] [--state-dir DIR] [--log-format text|json]")
+	once := fs.Bool("once", false, "tell the story, then exit instead of running until Ctrl-C")
+	listen := fs.String("listen", "127.0.0.1:8765", "status page address (a free port is used if this one is taken)")
 	stateDir := fs.String("state-dir", "", "where the demo keeps its database (default: a temporary directory)")
+	logFormat := fs.String("log-format", "text", "text or json")
 	if err := fs.Parse(args); err != nil {
 		return &exitError{code: 2, err: err}
 	}
@@ -39,9 +41,11 @@ func (c *demoCommand) Run(ctx context.Context, args []string) error {
 		defer os.RemoveAll(tmp)
 		dir = tmp
 	}
+	log := newLogger(c.m.Stderr, config.Log{Format: *logFormat, Level: "info"})
 
+	// The emulator and the sample feeds share one loopback server.
 	fake := gcalfake.New(gcalfake.Options{})
-	feeds, err := sampleFeedNames()
+	feeds, err := demo.NewFeeds(time.Now())
 	if err != nil {
 		return err
 	}
@@ -51,61 +55,82 @@ func (c *demoCommand) Run(ctx context.Context, args []string) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle(gcalfake.BasePath, fake)
-	sub, _ := fsSub()
-	mux.Handle("GET /feeds/", http.StripPrefix("/feeds/", http.FileServerFS(sub)))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go srv.Serve(ln)
-	defer srv.Shutdown(context.WithoutCancel(ctx))
+	mux.Handle("GET /feeds/", feeds)
+	backend := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go backend.Serve(ln)
+	defer backend.Shutdown(context.WithoutCancel(ctx))
 	base := "http://" + ln.Addr().String()
 
 	cfg := config.Default()
 	cfg.StateDir = dir
 	cfg.Google.Endpoint = base + gcalfake.BasePath
-	for _, name := range feeds {
-		id := strings.TrimSuffix(name, path.Ext(name))
+	// Quicker than production so the story fits in seconds: pacing, the
+	// retry budget and the throttle window are shortened.
+	cfg.Writer.Spacing = config.Duration(40 * time.Millisecond)
+	cfg.Writer.MaxRetryWait = config.Duration(3 * time.Second)
+	cfg.Writer.ThrottleWindow = config.Duration(2 * time.Second)
+	cfg.Writer.ThrottleWindowMax = config.Duration(10 * time.Second)
+	for _, name := range []string{"team.ics", "outlook.ics", "holidays.ics"} {
+		id := strings.TrimSuffix(name, ".ics")
 		cal := id + "@demo.calsyncd.invalid"
 		fake.AddCalendar(cal, "Europe/Berlin")
 		cfg.Subscriptions = append(cfg.Subscriptions, config.Subscription{ID: id, URL: base + "/feeds/" + name, Calendar: cal})
 	}
-	log := newLogger(c.m.Stderr, cfg.Log)
+
 	a, err := openApp(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
+	metrics := status.NewMetrics()
+	a.runner.Observer, a.metrics = metrics, metrics
 
-	log.Info("demo: emulator and sample feeds are up", "emulator", cfg.Google.Endpoint, "feeds", len(feeds))
-	for pass := 1; pass <= 2; pass++ {
-		for _, s := range cfg.Subscriptions {
-			rep, err := a.runner.Sync(ctx, s, subscription.Options{})
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(c.m.Stdout, "pass %d: %s: %s, created %d, updated %d, deleted %d, unchanged %d, deferred %d; calendar holds %d events\n",
-				pass, s.ID, rep.Run.Outcome, rep.Run.Created, rep.Run.Updated, rep.Run.Deleted, rep.Run.Unchanged, rep.Run.Deferred,
-				len(fake.Events(s.Calendar)))
-			if rep.Err != nil {
-				return errors.Join(fmt.Errorf("demo: %s failed", s.ID), rep.Err)
-			}
+	d := subscription.NewDaemon(cfg, a.runner, a.store, log, uint64(time.Now().UnixNano()))
+	d.SkipCatchUp() // the story runs the first syncs itself
+	statusLn, err := net.Listen("tcp", *listen)
+	if err != nil {
+		if statusLn, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			return err
 		}
 	}
+	srv := status.NewServer(status.ServerOptions{Source: a.store, Config: a.config, Daemon: d, Pacers: a.pacers, Metrics: metrics, Log: log})
+	go srv.Serve(statusLn)
+	defer srv.Shutdown(context.WithoutCancel(ctx))
+	if err := d.Start(ctx); err != nil {
+		return err
+	}
+	page := "http://" + statusLn.Addr().String() + "/"
+	log.Info("demo: the Google Calendar emulator and three sample feeds are up; open the status page to watch",
+		"status_page", page, "emulator", cfg.Google.Endpoint)
+
+	story := &demo.Story{Log: log, Fake: fake, Feeds: feeds, Subscriptions: cfg.Subscriptions,
+		Sync: func(ctx context.Context, sub config.Subscription) (subscription.Report, error) {
+			return a.runner.Sync(ctx, sub, subscription.Options{})
+		},
+		ThrottledUntil: func() time.Time {
+			for _, p := range a.pacers() {
+				if p.Account == config.DefaultAccount {
+					return p.ThrottleUntil
+				}
+			}
+			return time.Time{}
+		},
+	}
+	storyErr := story.Run(ctx)
+	if storyErr == nil {
+		log.Info("demo: the story is told", "demo_step", "done", "status_page", page)
+	}
+	if !*once && storyErr == nil {
+		fmt.Fprintf(c.m.Stdout, "\nThe daemon keeps running on the emulator. Status page: %s\nPress Ctrl-C to stop.\n", page)
+		<-ctx.Done()
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := d.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	if storyErr != nil && !errors.Is(storyErr, context.Canceled) {
+		return storyErr
+	}
 	return nil
-}
-
-func fsSub() (fs.FS, error) { return fs.Sub(calsyncd.SampleFeeds, "testdata/feeds") }
-
-func sampleFeedNames() ([]string, error) {
-	sub, err := fsSub()
-	if err != nil {
-		return nil, err
-	}
-	entries, err := fs.ReadDir(sub, ".")
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	return names, nil
 }

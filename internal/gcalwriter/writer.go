@@ -432,6 +432,7 @@ func (w *Writer) observePacing() {
 func (w *Writer) writeAll(br *batchRun) {
 	groups := groupByUID(br.Ops)
 	work := make(chan []diff.Op)
+	progress := w.progress(br)
 	var wg sync.WaitGroup
 	for range min(w.o.Concurrency, len(groups)) {
 		wg.Go(func() {
@@ -442,6 +443,7 @@ func (w *Writer) writeAll(br *batchRun) {
 						break
 					}
 					w.settle(br, op, w.apply(br, op))
+					progress()
 				}
 			}
 		})
@@ -457,6 +459,38 @@ func (w *Writer) writeAll(br *batchRun) {
 	}
 	close(work)
 	wg.Wait()
+}
+
+// progressMinOps is the smallest batch whose progress is logged.
+const progressMinOps = 40
+
+// progress returns a func to call after each settled op: for a large
+// batch it logs each quarter done, so a long first sync shows it is moving.
+func (w *Writer) progress(br *batchRun) func() {
+	total := len(br.Ops)
+	if total < progressMinOps {
+		return func() {}
+	}
+	var (
+		mu     sync.Mutex
+		done   int
+		logged int
+	)
+	start := w.clock.Now()
+	return func() {
+		mu.Lock()
+		done++
+		quarter := done * 4 / total
+		if quarter <= logged || quarter >= 4 {
+			mu.Unlock()
+			return
+		}
+		logged = quarter
+		n := done
+		mu.Unlock()
+		w.log.Info("writing", "subscription", br.SubscriptionID, "done", n, "of", total,
+			"elapsed", w.clock.Now().Sub(start).Round(time.Millisecond).String())
+	}
 }
 
 func groupByUID(ops []diff.Op) [][]diff.Op {

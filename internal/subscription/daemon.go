@@ -57,7 +57,12 @@ type Daemon struct {
 	// only the subscriptions of accounts whose lease it holds.
 	leases     *LeaseKeeper
 	stopLeases context.CancelFunc
+	noCatchUp  bool
 }
+
+// SkipCatchUp keeps Start from running overdue subscriptions at once; they
+// wait for their next scheduled run. Call it before Start.
+func (d *Daemon) SkipCatchUp() { d.noCatchUp = true }
 
 // UseLeases makes the daemon take turns with other replicas through account
 // leases. Call it before Start.
@@ -152,7 +157,7 @@ func (d *Daemon) add(ctx context.Context, sub config.Subscription) {
 	s := newSpreadSchedule(d.cadence, sub.ID, d.seed)
 	now := d.runner.now()
 	st, err := d.store.Subscription(ctx, sub.ID)
-	if err != nil || st.UpdatedAt.IsZero() || now.Sub(st.UpdatedAt) > d.cadence.Interval+d.cadence.Spread/4 {
+	if !d.noCatchUp && (err != nil || st.UpdatedAt.IsZero() || now.Sub(st.UpdatedAt) > d.cadence.Interval+d.cadence.Spread/4) {
 		// Catch up soon: spread over at most two minutes by phase.
 		startup := min(d.cadence.Spread, 2*time.Minute)
 		delay := time.Duration(float64(s.phase) / float64(d.cadence.Spread) * float64(startup))
