@@ -68,11 +68,15 @@ func clean(body []byte) (*cleaned, error) {
 	}
 	c := &cleaned{data: make([]byte, 0, len(body)+64)}
 	l := lexer{c: c}
-	var cur []byte // the logical line being built (may alias body)
+	// Two stages: physical lines are unfolded the RFC 5545 way into
+	// logical lines; then a logical line that cannot start a property is
+	// joined to the one before (a raw newline in a DESCRIPTION, a fold
+	// that lost its space).
+	var cur []byte // the repaired line being built (may alias body)
 	owned := false // cur was copied and may be appended to
 	curName := ""
 	blanks := 0
-	lineNo, curLine := 0, 0
+	curLine := 0
 	rawBreaks, badFolds := 0, 0
 	flush := func() {
 		if rawBreaks > 0 {
@@ -87,6 +91,37 @@ func clean(body []byte) (*cleaned, error) {
 		}
 		cur, owned, curName = nil, false, ""
 	}
+	accept := func(ll []byte, no int) {
+		if len(ll) == 0 {
+			blanks++
+			return
+		}
+		if cur != nil && continues(curName, ll) {
+			if !owned {
+				cur, owned = append(make([]byte, 0, len(cur)+len(ll)+64), cur...), true
+			}
+			if freeText[curName] {
+				for ; blanks > 0; blanks-- {
+					cur = append(cur, `\n`...)
+				}
+				cur = append(cur, `\n`...)
+				rawBreaks++
+			} else {
+				badFolds++
+			}
+			cur = append(cur, ll...)
+			blanks = 0
+			return
+		}
+		flush()
+		blanks = 0
+		cur, curLine = ll, no
+		curName = upperName(ll)
+	}
+	var logical []byte // the RFC 5545 logical line being unfolded
+	lOwned := false
+	lineNo, logicalNo := 0, 0
+	started := false
 	for len(body) > 0 {
 		lineNo++
 		var pl []byte
@@ -101,40 +136,20 @@ func clean(body []byte) (*cleaned, error) {
 				body = body[i+1:]
 			}
 		}
-		if len(pl) > 0 && (pl[0] == ' ' || pl[0] == '\t') {
-			if cur != nil {
-				if !owned {
-					cur, owned = append(make([]byte, 0, len(cur)+len(pl)+64), cur...), true
-				}
-				cur = append(cur, pl[1:]...)
+		if len(pl) > 0 && (pl[0] == ' ' || pl[0] == '\t') && started {
+			if !lOwned {
+				logical, lOwned = append(make([]byte, 0, len(logical)+len(pl)+64), logical...), true
 			}
+			logical = append(logical, pl[1:]...)
 			continue
 		}
-		if len(pl) == 0 {
-			blanks++
-			continue
+		if started {
+			accept(logical, logicalNo)
 		}
-		if cur != nil && continues(curName, pl) {
-			if !owned {
-				cur, owned = append(make([]byte, 0, len(cur)+len(pl)+64), cur...), true
-			}
-			if freeText[curName] {
-				for ; blanks > 0; blanks-- {
-					cur = append(cur, `\n`...)
-				}
-				cur = append(cur, `\n`...)
-				rawBreaks++
-			} else {
-				badFolds++
-			}
-			cur = append(cur, pl...)
-			blanks = 0
-			continue
-		}
-		flush()
-		blanks = 0
-		cur, curLine = pl, lineNo
-		curName = upperName(pl)
+		logical, lOwned, logicalNo, started = pl, false, lineNo, true
+	}
+	if started {
+		accept(logical, logicalNo)
 	}
 	flush()
 	if err := l.finish(); err != nil {

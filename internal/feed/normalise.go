@@ -90,7 +90,7 @@ func (p *parser) extract(props []ical.IANAProperty, index int) *rawEvent {
 			}
 			r.single[k] = pr
 			if k == pUID {
-				r.uid = strings.TrimSpace(pr.Value)
+				r.uid = strings.TrimSpace(validText(pr.Value))
 			}
 			if k == pDTStart || k == pDTEnd || k == pRecurrenceID {
 				p.noteYear(pr)
@@ -331,6 +331,10 @@ func (p *parser) timeValue(v, tzid string, date bool, uid string) (Time, time.Ti
 	return Time{T: t, Zone: name}, wall, nil
 }
 
+// minYear is the earliest year accepted: the Gregorian calendar's first
+// full year (and well clear of time.Time's zero value, which means unset).
+const minYear = 1583
+
 // parseICalTime reads "20060102" or "20060102T150405" (no Z) as wall-clock
 // fields in UTC. isDate reports the first form.
 func parseICalTime(v string) (t time.Time, isDate bool, err error) {
@@ -350,7 +354,7 @@ func parseICalTime(v string) (t time.Time, isDate bool, err error) {
 		return n
 	}
 	y, mo, d := num(v[0:4]), num(v[4:6]), num(v[6:8])
-	if y < 1 || mo < 1 || mo > 12 || d < 1 || d > daysIn(y, time.Month(mo)) {
+	if y < minYear || mo < 1 || mo > 12 || d < 1 || d > daysIn(y, time.Month(mo)) {
 		return bad()
 	}
 	if len(v) == 8 {
