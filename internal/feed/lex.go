@@ -27,6 +27,7 @@ type cleaned struct {
 
 type span struct {
 	name       string
+	nth        int // 1 for the first component of its name
 	start, end int
 }
 
@@ -248,7 +249,24 @@ type lexer struct {
 	after  int  // lines ignored after END:VCALENDAR
 	start  int  // offset of the current top-level component
 	notes  int
+	count  map[string]int // top-level components so far, by name
+	// skip is the stack depth of a component dropped whole (a VALARM, a
+	// VTODO), 0 when none is.
+	skip int
 }
+
+// eventProperties are the VEVENT properties normalisation reads. The rest
+// (ATTENDEE, X- properties, VALARMs) never reach golang-ical: that halves
+// its work on real feeds and removes what it most often chokes on.
+var eventProperties = map[string]bool{
+	"UID": true, "DTSTART": true, "DTEND": true, "DURATION": true, "SUMMARY": true, "DESCRIPTION": true,
+	"LOCATION": true, "URL": true, "STATUS": true, "TRANSP": true, "CLASS": true, "SEQUENCE": true,
+	"RECURRENCE-ID": true, "LAST-MODIFIED": true, "DTSTAMP": true, "RRULE": true, "RDATE": true,
+	"EXDATE": true, "EXRULE": true,
+}
+
+// ignoredComponents are top-level components an event sync never reads.
+var ignoredComponents = map[string]bool{"VTODO": true, "VJOURNAL": true, "VFREEBUSY": true, "VAVAILABILITY": true}
 
 func (l *lexer) note(s string) {
 	l.notes++
@@ -266,11 +284,16 @@ func (l *lexer) emit(name string, rest []byte) {
 }
 
 func (l *lexer) begin(comp string) {
+	if l.skip == 0 && (len(l.stack) == 1 && ignoredComponents[comp] || len(l.stack) > 1 && l.stack[len(l.stack)-1] == "VEVENT") {
+		l.skip = len(l.stack) + 1
+	}
 	if len(l.stack) == 1 {
 		l.start = len(l.c.data)
 	}
 	l.stack = append(l.stack, comp)
-	l.emit("BEGIN:", []byte(comp))
+	if l.skip == 0 {
+		l.emit("BEGIN:", []byte(comp))
+	}
 }
 
 func (l *lexer) end() {
@@ -279,9 +302,19 @@ func (l *lexer) end() {
 	if comp == "VCALENDAR" {
 		return // written by finish, once
 	}
+	if l.skip > 0 {
+		if len(l.stack) < l.skip {
+			l.skip = 0
+		}
+		return
+	}
 	l.emit("END:", []byte(comp))
 	if len(l.stack) == 1 {
-		l.c.comps = append(l.c.comps, span{name: comp, start: l.start, end: len(l.c.data)})
+		if l.count == nil {
+			l.count = map[string]int{}
+		}
+		l.count[comp]++
+		l.c.comps = append(l.c.comps, span{name: comp, nth: l.count[comp], start: l.start, end: len(l.c.data)})
 	}
 }
 
@@ -311,6 +344,9 @@ func (l *lexer) line(line []byte, no int) {
 		if l.opened {
 			l.after++
 		}
+		return
+	}
+	if l.skip > 0 || l.stack[len(l.stack)-1] == "VEVENT" && !eventProperties[name] {
 		return
 	}
 	fixed, ok := fixParams(rest)

@@ -194,13 +194,8 @@ func (p *parser) normalise(r *rawEvent) (Event, *series, error) {
 	case "CONFIDENTIAL":
 		ev.Visibility = VisibilityConfidential
 	}
-	for k, dst := range map[propKey]*time.Time{pLastModified: &s.lastModified, pDTStamp: &s.stamp} {
-		if pr := r.single[k]; pr != nil {
-			if t, _, err := parseICalTime(strings.TrimSuffix(strings.TrimSpace(pr.Value), "Z")); err == nil {
-				*dst = t
-			}
-		}
-	}
+	s.lastModified = stampOf(r.single[pLastModified])
+	s.stamp = stampOf(r.single[pDTStamp])
 
 	start := r.single[pDTStart]
 	if start == nil {
@@ -229,6 +224,15 @@ func (p *parser) normalise(r *rawEvent) (Event, *series, error) {
 		return ev, nil, err
 	}
 	return ev, s, nil
+}
+
+// stampOf reads a LAST-MODIFIED or DTSTAMP (zero when absent or bad).
+func stampOf(pr *ical.IANAProperty) time.Time {
+	if pr == nil {
+		return time.Time{}
+	}
+	t, _, _ := parseICalTime(strings.TrimSuffix(strings.TrimSpace(pr.Value), "Z"))
+	return t
 }
 
 // setEnd derives the end from DTEND, DURATION or, lacking both, RFC 5545's

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/calsyncd/calsyncd/internal/feed"
+	"github.com/calsyncd/calsyncd/internal/feed/feedgen"
 )
 
 func calendar(lines ...string) []byte {
@@ -112,7 +113,7 @@ func TestParseOneBadEventNeverSinksTheFeed(t *testing.T) {
 	// the components are then parsed one by one.
 	body := calendar(
 		vevent("UID:good-1", "DTSTART:20270101T100000Z", "SUMMARY:one"),
-		vevent("UID:bad", "DTSTART:20270101T100000Z", "X-P;A B=1:v", "SUMMARY:bad"),
+		vevent("UID:bad", "DTSTART:20270101T100000Z", "LOCATION;X A=1:v", "SUMMARY:bad"),
 		vevent("UID:no-start", "SUMMARY:no start"),
 		vevent("UID:bad-date", "DTSTART:20270230T100000Z"),
 		vevent("UID:good-2", "DTSTART:20270102T100000Z", "SUMMARY:two"),
@@ -258,5 +259,21 @@ func TestParseWindow(t *testing.T) {
 				t.Errorf("OutsideWindow = %d", cal.OutsideWindow)
 			}
 		})
+	}
+}
+
+// TestParseLargeFeedWithAnUnreadableEvent covers the parallel path: a feed
+// large enough to be read in slices, one slice holding an event golang-ical
+// cannot read.
+func TestParseLargeFeedWithAnUnreadableEvent(t *testing.T) {
+	body := string(feedgen.Generate(5000))
+	bad := vevent("UID:unreadable", "DTSTART:20270101T100000Z", "LOCATION;X A=1:v", "SUMMARY:bad")
+	body = strings.Replace(body, "END:VCALENDAR\r\n", bad+"\r\nEND:VCALENDAR\r\n", 1)
+	cal := parse(t, []byte(body), feed.Options{})
+	if len(cal.Events) != 5000 {
+		t.Errorf("%d events, want 5000", len(cal.Events))
+	}
+	if len(cal.Warnings) != 1 || !strings.Contains(cal.Warnings[0].String(), `unreadable: VEVENT 5001 ("bad") skipped: unreadable`) {
+		t.Errorf("warnings %v", cal.Warnings)
 	}
 }

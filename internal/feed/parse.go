@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	ical "github.com/arran4/golang-ical"
@@ -100,16 +102,61 @@ func ParseBytes(data []byte, opts Options) (*Calendar, error) {
 // whole, each top-level component is parsed on its own so that one it
 // cannot read costs only that component.
 func (p *parser) components(cl *cleaned) ([]ical.Component, []ical.CalendarProperty) {
-	ic, err := parseICal(cl.data)
-	if err == nil {
-		return ic.Components, ic.CalendarProperties
+	workers := min(runtime.GOMAXPROCS(0), len(cl.comps)/parallelChunk)
+	if workers < 2 {
+		ic, err := parseICal(cl.data)
+		if err == nil {
+			return ic.Components, ic.CalendarProperties
+		}
+		var props []ical.CalendarProperty
+		if hc, err := parseICal(wrapCalendar(cl.header)); err == nil {
+			props = hc.CalendarProperties
+		}
+		return p.oneByOne(cl, cl.comps), props
 	}
+	// A large feed is cut at component boundaries into one slice per CPU;
+	// golang-ical reads the slices side by side.
 	var props []ical.CalendarProperty
 	if hc, err := parseICal(wrapCalendar(cl.header)); err == nil {
 		props = hc.CalendarProperties
 	}
+	parts := make([][]ical.Component, workers)
+	failed := make([]bool, workers)
+	bounds := func(w int) (int, int) { return w * len(cl.comps) / workers, (w + 1) * len(cl.comps) / workers }
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lo, hi := bounds(w)
+			ic, err := parseICal(wrapCalendar(cl.data[cl.comps[lo].start:cl.comps[hi-1].end]))
+			if err != nil {
+				failed[w] = true
+				return
+			}
+			parts[w] = ic.Components
+		}()
+	}
+	wg.Wait()
 	var comps []ical.Component
-	for i, s := range cl.comps {
+	for w := range workers {
+		if failed[w] {
+			lo, hi := bounds(w)
+			parts[w] = p.oneByOne(cl, cl.comps[lo:hi])
+		}
+		comps = append(comps, parts[w]...)
+	}
+	return comps, props
+}
+
+// parallelChunk is the fewest components worth a goroutine of their own.
+const parallelChunk = 2000
+
+// oneByOne parses components one at a time, skipping with a warning those
+// golang-ical cannot read.
+func (p *parser) oneByOne(cl *cleaned, spans []span) []ical.Component {
+	var comps []ical.Component
+	for _, s := range spans {
 		chunk := cl.data[s.start:s.end]
 		c, err := parseICal(wrapCalendar(chunk))
 		if err != nil || len(c.Components) != 1 {
@@ -117,12 +164,12 @@ func (p *parser) components(cl *cleaned) ([]ical.Component, []ical.CalendarPrope
 				err = errors.New("no component")
 			}
 			uid, summary := peekIdentity(chunk)
-			p.warn(uid, fmt.Sprintf("%s %d%s skipped: unreadable: %v", s.name, i+1, quoteSummary(summary), err))
+			p.warn(uid, fmt.Sprintf("%s %d%s skipped: unreadable: %v", s.name, s.nth, quoteSummary(summary), err))
 			continue
 		}
 		comps = append(comps, c.Components[0])
 	}
-	return comps, props
+	return comps
 }
 
 func parseICal(data []byte) (*ical.Calendar, error) {
@@ -301,8 +348,8 @@ func (p *parser) settleKeys(events []Event, ss []*series) ([]Event, []*series) {
 		}
 		return newer(&events[a], &events[b], ss[a], ss[b])
 	})
-	var outE []Event
-	var outS []*series
+	outE := make([]Event, 0, len(idx))
+	outS := make([]*series, 0, len(idx))
 	for n := 0; n < len(idx); {
 		m := n + 1
 		for m < len(idx) && events[idx[m]].Key() == events[idx[n]].Key() {
