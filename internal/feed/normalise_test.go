@@ -255,8 +255,8 @@ func TestParseWindow(t *testing.T) {
 			if got := strings.Join(keys, ","); got != tt.want {
 				t.Errorf("kept %s\nwant %s", got, tt.want)
 			}
-			if cal.OutsideWindow != 10-len(keys) {
-				t.Errorf("OutsideWindow = %d", cal.OutsideWindow)
+			if cal.OutsideWindow != 10-len(keys) || len(cal.Outside) != cal.OutsideWindow {
+				t.Errorf("OutsideWindow = %d, Outside %v", cal.OutsideWindow, cal.Outside)
 			}
 		})
 	}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	ical "github.com/arran4/golang-ical"
+
+	"github.com/calsyncd/calsyncd/internal/mapping"
 )
 
 // ErrNotCalendar is wrapped by errors for input that is not an iCalendar
@@ -67,8 +69,10 @@ type Calendar struct {
 	Events   []Event
 	Warnings []Warning
 	// OutsideWindow counts events dropped because they fall outside the
-	// window.
+	// window; Outside are their keys. They left the window, not the feed:
+	// a caller that mirrors only the window must not delete them.
 	OutsideWindow int
+	Outside       []mapping.Key
 }
 
 // Parse reads an iCalendar document and normalises its events. It fails

@@ -64,6 +64,7 @@ func (p *parser) window(events []Event, ss []*series) []Event {
 			out = append(out, *ev)
 		} else {
 			p.cal.OutsideWindow++
+			p.cal.Outside = append(p.cal.Outside, ev.Key())
 		}
 	}
 	return out
