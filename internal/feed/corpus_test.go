@@ -223,6 +223,8 @@ func TestCorpusTimeZones(t *testing.T) {
 		{"node-ical/tv-show-episode.ics", func(ev feed.Event) bool { return strings.HasPrefix(ev.Summary, "The Daily Show - S16E44") }, "America/New_York", at("America/New_York", 2011, 3, 31, 23, 0)},
 		{"keeper-sh/hebcal-geoname-3448439.ics", bySummary("Candle lighting"), "America/Sao_Paulo", time.Time{}},
 		{"ics-parser/ICal.ics", bySummary("Microsoft Unicode CLDR EXDATE Test"), "America/New_York", at("America/New_York", 2016, 4, 9, 9, 0)},
+		// A custom VTIMEZONE no IANA zone matches: converted to UTC with its own rules.
+		{"python-icalendar/issue_156_RDATE_with_PERIOD_TZID_khal_2.ics", func(feed.Event) bool { return true }, "", time.Date(2021, 11, 1, 15, 0, 0, 0, time.UTC)},
 	}
 	for _, tt := range tests {
 		cal := mustParseCorpus(t, tt.file, feed.Options{})

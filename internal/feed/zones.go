@@ -273,7 +273,12 @@ type zoneResolver struct {
 	// prefer are the feed's and subscription's zones, tried first when
 	// several IANA zones share a VTIMEZONE's rules.
 	prefer []string
+	// matched counts VTIMEZONEs matched against IANA zones so far.
+	matched int
 }
+
+// maxRuleMatches bounds the VTIMEZONEs of one feed matched by their rules.
+const maxRuleMatches = 32
 
 func newZoneResolver() *zoneResolver {
 	return &zoneResolver{defs: map[string]*vtimezone{}, cache: map[string]*zone{}, years: map[string][2]int{}}
@@ -318,6 +323,12 @@ func (r *zoneResolver) lookup(tzid string) *zone {
 		}
 		return &zone{how: zoneUnresolved}
 	}
+	if r.matched >= maxRuleMatches {
+		// Matching costs milliseconds; a feed with hundreds of custom
+		// zones gets the feed's own rules past the first few.
+		return &zone{custom: def, how: zoneByCustom}
+	}
+	r.matched++
 	years, ok := r.years[tzid]
 	if !ok {
 		y := time.Now().Year()
