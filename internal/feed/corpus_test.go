@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -104,7 +105,7 @@ var corpusVerdicts = map[string]verdict{
 // TestCorpusVerdicts parses every file of ../shared/feeds and checks it
 // against its verdict. A new file fails the test until it gets one.
 func TestCorpusVerdicts(t *testing.T) {
-	dir, files := corpusFiles(t)
+	_, files := corpusFiles(t)
 	if len(files) != len(corpusVerdicts) {
 		t.Errorf("%d corpus files, %d verdicts", len(files), len(corpusVerdicts))
 	}
@@ -114,14 +115,7 @@ func TestCorpusVerdicts(t *testing.T) {
 			if !ok {
 				t.Fatal("no verdict for this file")
 			}
-			body, err := os.ReadFile(filepath.Join(dir, name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			cal, err := feed.ParseBytes(body, feed.Options{})
-			if err != nil {
-				t.Fatalf("parse: %v", err)
-			}
+			cal := mustParseCorpus(t, name, feed.Options{})
 			checkCalendar(t, cal)
 			if len(cal.Events) != v.events {
 				t.Errorf("%d events, want %d", len(cal.Events), v.events)
@@ -151,8 +145,19 @@ func TestCorpusVerdicts(t *testing.T) {
 	}
 }
 
+var parsedCorpus sync.Map // file name -> *feed.Calendar parsed with default options
+
+// mustParseCorpus parses a corpus file; with default options the result is
+// shared between tests (which only read it), since the big files cost
+// seconds under -race.
 func mustParseCorpus(t *testing.T, name string, opts feed.Options) *feed.Calendar {
 	t.Helper()
+	shared := opts == (feed.Options{})
+	if shared {
+		if cal, ok := parsedCorpus.Load(name); ok {
+			return cal.(*feed.Calendar)
+		}
+	}
 	body, err := os.ReadFile(filepath.Join(corpusDir(t), name))
 	if err != nil {
 		t.Fatal(err)
@@ -160,6 +165,9 @@ func mustParseCorpus(t *testing.T, name string, opts feed.Options) *feed.Calenda
 	cal, err := feed.ParseBytes(body, opts)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if shared {
+		parsedCorpus.Store(name, cal)
 	}
 	return cal
 }

@@ -44,6 +44,15 @@ func TestHashStableAcrossCosmeticChanges(t *testing.T) {
 				"CRLF, folded at 20 octets": join(fold(lines, 20), "\r\n"),
 				"all at once, folded at 33": join(fold(reverseProperties(reverseComponents(shiftStamps(lines))), 33), "\r\n"),
 			}
+			if len(body) > 1<<20 {
+				// The 4 MB feed gets the combined variant only: each
+				// parse of it costs seconds under -race.
+				for k := range variants {
+					if !strings.HasPrefix(k, "all at once") {
+						delete(variants, k)
+					}
+				}
+			}
 			for vname, v := range variants {
 				got := hashes(t, []byte(v))
 				if len(got) != len(want) {
