@@ -6,7 +6,8 @@ package feed
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"sort"
+	"io"
+	"slices"
 	"strconv"
 	"time"
 
@@ -90,17 +91,18 @@ const hashVersion = "h1"
 // ComputeHash returns the content hash of e.
 func (e *Event) ComputeHash() string {
 	h := sha256.New()
+	var num [20]byte
 	w := func(s string) {
-		h.Write([]byte(strconv.Itoa(len(s))))
+		h.Write(strconv.AppendInt(num[:0], int64(len(s)), 10))
 		h.Write([]byte{':'})
-		h.Write([]byte(s))
+		io.WriteString(h, s)
 	}
 	w(hashVersion)
 	w(e.Summary)
 	w(e.Description)
 	w(e.Location)
 	w(e.URL)
-	for _, t := range []Time{e.Start, e.End} {
+	for _, t := range [2]Time{e.Start, e.End} {
 		if t.AllDay {
 			w("D" + t.Date())
 		} else {
@@ -113,11 +115,13 @@ func (e *Event) ComputeHash() string {
 	if e.ThisAndFuture {
 		w("thisandfuture")
 	}
-	rec := append([]string(nil), e.Recurrence...)
-	sort.Strings(rec)
+	rec := e.Recurrence
+	if !slices.IsSorted(rec) {
+		rec = slices.Sorted(slices.Values(rec))
+	}
 	for _, r := range rec {
 		w(r)
 	}
-	sum := h.Sum(nil)
-	return hex.EncodeToString(sum[:16])
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(h.Sum(sum[:0])[:16])
 }

@@ -1,6 +1,8 @@
 package feed
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,6 +17,9 @@ import (
 	"strings"
 	"time"
 )
+
+// DefaultMaxSize caps a feed body when the Fetcher names no cap.
+const DefaultMaxSize = 20 << 20
 
 // Version is stamped into the User-Agent; cmd/calsyncd sets it at start-up.
 var Version = "dev"
@@ -84,6 +89,9 @@ func (e *FetchError) Unwrap() error { return e.Err }
 // Transient reports whether a later fetch may well succeed.
 func (e *FetchError) Transient() bool { return e.Kind == Unreachable || e.Kind == Unavailable }
 
+// maxRedirects is how many redirects a fetch follows.
+const maxRedirects = 5
+
 // Fetcher fetches feeds over http(s), webcal (as https) and file URLs.
 type Fetcher struct {
 	Client  *http.Client
@@ -105,8 +113,8 @@ func NewFetcher(connectTimeout, timeout time.Duration, maxSize int64) *Fetcher {
 			Transport: tr,
 			Timeout:   timeout,
 			CheckRedirect: func(req *http.Request, via []*http.Request) error {
-				if len(via) >= 5 {
-					return errors.New("more than 5 redirects")
+				if len(via) > maxRedirects {
+					return fmt.Errorf("stopped after %d redirects", maxRedirects)
 				}
 				return nil
 			},
@@ -153,25 +161,93 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 	}
 	resp, err := f.Client.Do(hreq)
 	if err != nil {
-		return nil, &FetchError{Kind: Unreachable, Msg: "cannot reach the feed server", Err: stripURL(err)}
+		msg := "cannot reach the feed server"
+		if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
+			msg = "the feed server did not answer in time"
+		}
+		return nil, &FetchError{Kind: Unreachable, Msg: msg, Err: stripURL(err)}
 	}
 	defer resp.Body.Close()
+	code := resp.StatusCode
 	switch {
-	case resp.StatusCode == http.StatusNotModified:
+	case code == http.StatusNotModified:
 		return &Response{NotModified: true, ETag: req.ETag, LastModified: req.LastModified}, nil
-	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
-		return nil, &FetchError{Kind: Unavailable, StatusCode: resp.StatusCode, RetryAfter: ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()),
-			Msg: fmt.Sprintf("the feed server answered %s", resp.Status)}
-	case resp.StatusCode >= 400:
-		return nil, &FetchError{Kind: Rejected, StatusCode: resp.StatusCode, Msg: fmt.Sprintf("the feed server answered %s", resp.Status)}
-	case resp.StatusCode != http.StatusOK:
-		return nil, &FetchError{Kind: Rejected, StatusCode: resp.StatusCode, Msg: fmt.Sprintf("unexpected answer %s", resp.Status)}
+	case code == http.StatusTooManyRequests || code == http.StatusRequestTimeout || code >= 500:
+		return nil, &FetchError{Kind: Unavailable, StatusCode: code, RetryAfter: ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()),
+			Msg: fmt.Sprintf("the feed server answered %s; will try again later", resp.Status)}
+	case code == http.StatusUnauthorized || code == http.StatusForbidden:
+		return nil, &FetchError{Kind: Rejected, StatusCode: code,
+			Msg: fmt.Sprintf("the feed server refused access (%s) — check basic_auth, headers or the token in the URL", resp.Status)}
+	case code == http.StatusNotFound || code == http.StatusGone:
+		return nil, &FetchError{Kind: Rejected, StatusCode: code,
+			Msg: fmt.Sprintf("the feed is not there (%s) — check the URL", resp.Status)}
+	case code >= 400:
+		return nil, &FetchError{Kind: Rejected, StatusCode: code, Msg: fmt.Sprintf("the feed server answered %s", resp.Status)}
+	case code != http.StatusOK:
+		return nil, &FetchError{Kind: Rejected, StatusCode: code, Msg: fmt.Sprintf("unexpected answer %s", resp.Status)}
 	}
-	body, err := f.readCapped(resp.Body)
+	limit := f.limit()
+	if resp.ContentLength > limit && !resp.Uncompressed && resp.Header.Get("Content-Encoding") == "" {
+		return nil, tooLarge(limit)
+	}
+	var r io.Reader = resp.Body
+	// Go's transport un-gzips by itself only when it asked for gzip; with
+	// a configured Accept-Encoding header, or a server that gzips unasked,
+	// it is ours to do.
+	if !resp.Uncompressed && strings.EqualFold(strings.TrimSpace(resp.Header.Get("Content-Encoding")), "gzip") {
+		zr, err := gzip.NewReader(resp.Body)
+		if err != nil {
+			return nil, &FetchError{Kind: Invalid, Msg: "the feed claims gzip but is not", Err: err}
+		}
+		defer zr.Close()
+		r = zr
+	}
+	body, err := f.readCapped(r)
 	if err != nil {
 		return nil, err
 	}
+	if err := checkBody(body); err != nil {
+		return nil, err
+	}
 	return &Response{Body: body, ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified"), BodyHash: hashBody(body)}, nil
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+func tooLarge(limit int64) *FetchError {
+	return &FetchError{Kind: TooLarge, Msg: fmt.Sprintf("the feed is larger than the %d-byte limit (feed.max_size)", limit)}
+}
+
+// checkBody refuses a body that is not a whole calendar: an HTML page, an
+// empty answer, or a download cut before END:VCALENDAR.
+func checkBody(body []byte) error {
+	b := bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
+	if err := sniff(b); err != nil {
+		return &FetchError{Kind: Invalid, Msg: "the body is not a calendar", Err: err}
+	}
+	if !containsFold(b, []byte("END:VCALENDAR")) {
+		return &FetchError{Kind: Invalid, Msg: "the body is not a whole calendar", Err: fmt.Errorf("%w: %w", ErrTruncated, ErrNotCalendar)}
+	}
+	return nil
+}
+
+// containsFold reports whether b contains the upper-case ASCII word w in
+// any case.
+func containsFold(b, w []byte) bool {
+	for i := 0; i+len(w) <= len(b); {
+		j := bytes.IndexAny(b[i:], string([]byte{w[0], w[0] + 'a' - 'A'}))
+		if j < 0 || i+j+len(w) > len(b) {
+			return false
+		}
+		if bytes.EqualFold(b[i+j:i+j+len(w)], w) {
+			return true
+		}
+		i += j + 1
+	}
+	return false
 }
 
 func (f *Fetcher) fetchFile(path string) (*Response, error) {
@@ -180,24 +256,36 @@ func (f *Fetcher) fetchFile(path string) (*Response, error) {
 		return nil, &FetchError{Kind: Unreachable, Msg: "cannot open the feed file", Err: errors.Unwrap(err)}
 	}
 	defer fh.Close()
+	if st, err := fh.Stat(); err == nil && st.Size() > f.limit() {
+		return nil, tooLarge(f.limit())
+	}
 	body, err := f.readCapped(fh)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkBody(body); err != nil {
 		return nil, err
 	}
 	return &Response{Body: body, BodyHash: hashBody(body)}, nil
 }
 
-func (f *Fetcher) readCapped(r io.Reader) ([]byte, error) {
-	limit := f.MaxSize
-	if limit <= 0 {
-		limit = 20 << 20
+func (f *Fetcher) limit() int64 {
+	if f.MaxSize <= 0 {
+		return DefaultMaxSize
 	}
+	return f.MaxSize
+}
+
+// readCapped reads at most the size cap, and fails with TooLarge past it
+// without reading further.
+func (f *Fetcher) readCapped(r io.Reader) ([]byte, error) {
+	limit := f.limit()
 	body, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
 		return nil, &FetchError{Kind: Unreachable, Msg: "the feed download broke off", Err: stripURL(err)}
 	}
 	if int64(len(body)) > limit {
-		return nil, &FetchError{Kind: TooLarge, Msg: fmt.Sprintf("the feed is larger than the %d-byte limit (feed.max_size)", limit)}
+		return nil, tooLarge(limit)
 	}
 	return body, nil
 }

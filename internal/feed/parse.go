@@ -5,22 +5,47 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
+	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	ical "github.com/arran4/golang-ical"
+
+	"github.com/calsyncd/calsyncd/internal/mapping"
 )
 
 // ErrNotCalendar is wrapped by errors for input that is not an iCalendar
-// feed at all (an HTML login page, an empty body, JSON...).
+// feed at all (an HTML login page, an empty body, JSON...) or is truncated.
 var ErrNotCalendar = errors.New("not an iCalendar feed")
+
+// Identity says how events are keyed.
+type Identity string
+
+// Identities.
+const (
+	// IdentityUID keys events by UID (and RECURRENCE-ID), as RFC 5545 means.
+	IdentityUID Identity = "uid"
+	// IdentityContent keys events by a hash of what they are (title, start,
+	// end, recurrence), for servers that mint new UIDs on every fetch.
+	IdentityContent Identity = "content"
+)
 
 // Options tune parsing.
 type Options struct {
 	// DefaultZone resolves floating times when the feed names no
 	// X-WR-TIMEZONE ("" means UTC).
 	DefaultZone string
+	// Identity is how events are keyed; "" means IdentityUID.
+	Identity Identity
+	// WindowPast and WindowFuture bound the events kept, relative to Now:
+	// an event is kept when it overlaps [Now-WindowPast, Now+WindowFuture];
+	// a recurring master while any instance does. Zero means unbounded.
+	WindowPast   time.Duration
+	WindowFuture time.Duration
+	// Now is the reference time of the window (zero: time.Now()).
+	Now time.Time
 }
 
 // Warning is a problem with one event or property that was skipped or
@@ -43,281 +68,335 @@ type Calendar struct {
 	TimeZone string
 	Events   []Event
 	Warnings []Warning
+	// OutsideWindow counts events dropped because they fall outside the
+	// window; Outside are their keys. They left the window, not the feed:
+	// a caller that mirrors only the window must not delete them.
+	OutsideWindow int
+	Outside       []mapping.Key
 }
 
 // Parse reads an iCalendar document and normalises its events. It fails
-// only when the input is not a calendar; a bad event is skipped with a
-// warning.
+// only when the input is not a calendar (HTML, empty, truncated); a bad
+// event is skipped with a warning naming it. Events come out sorted by key.
 func Parse(r io.Reader, opts Options) (*Calendar, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("feed: read: %w", err)
 	}
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	if err := sniff(data); err != nil {
+	return ParseBytes(data, opts)
+}
+
+// ParseBytes is Parse on a body already in memory.
+func ParseBytes(data []byte, opts Options) (*Calendar, error) {
+	cl, err := clean(data)
+	if err != nil {
 		return nil, err
 	}
-	ic, err := ical.ParseCalendarWithOptions(bytes.NewReader(data), ical.WithUnknownPropertyHandler(ical.AcceptUnknownPropertyHandler))
-	if err != nil {
-		return nil, fmt.Errorf("feed: parse: %w", err)
+	p := &parser{opts: opts, cal: &Calendar{}, zones: newZoneResolver(), warned: map[string]bool{}}
+	for _, rep := range cl.repairs {
+		p.warn("", "repaired: "+rep)
 	}
-	cal := &Calendar{}
-	for _, p := range ic.CalendarProperties {
-		switch strings.ToUpper(p.IANAToken) {
-		case "X-WR-CALNAME":
-			cal.Name = ical.FromText(p.Value)
-		case "X-WR-TIMEZONE":
-			cal.TimeZone = strings.TrimSpace(p.Value)
+	comps, props := p.components(cl)
+	p.calendarProps(props)
+	p.run(comps)
+	return p.cal, nil
+}
+
+// components parses the cleaned body with golang-ical. When it fails on the
+// whole, each top-level component is parsed on its own so that one it
+// cannot read costs only that component.
+func (p *parser) components(cl *cleaned) ([]ical.Component, []ical.CalendarProperty) {
+	workers := min(runtime.GOMAXPROCS(0), len(cl.comps)/parallelChunk)
+	if workers < 2 {
+		ic, err := parseICal(cl.data)
+		if err == nil {
+			return ic.Components, ic.CalendarProperties
 		}
-	}
-	floating := time.UTC
-	if z := firstNonEmpty(cal.TimeZone, opts.DefaultZone); z != "" {
-		if loc, err := time.LoadLocation(z); err == nil {
-			floating = loc
+		var props []ical.CalendarProperty
+		if hc, err := parseICal(wrapCalendar(cl.header)); err == nil {
+			props = hc.CalendarProperties
 		}
+		return p.oneByOne(cl, cl.comps), props
 	}
-	for i, ve := range ic.Events() {
-		ev, err := normalise(ve, floating)
-		if err != nil {
-			cal.Warnings = append(cal.Warnings, Warning{UID: ev.UID, Message: fmt.Sprintf("event %d skipped: %v", i+1, err)})
+	// A large feed is cut at component boundaries into one slice per CPU;
+	// golang-ical reads the slices side by side.
+	var props []ical.CalendarProperty
+	if hc, err := parseICal(wrapCalendar(cl.header)); err == nil {
+		props = hc.CalendarProperties
+	}
+	parts := make([][]ical.Component, workers)
+	failed := make([]bool, workers)
+	bounds := func(w int) (int, int) { return w * len(cl.comps) / workers, (w + 1) * len(cl.comps) / workers }
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lo, hi := bounds(w)
+			ic, err := parseICal(wrapCalendar(cl.data[cl.comps[lo].start:cl.comps[hi-1].end]))
+			if err != nil {
+				failed[w] = true
+				return
+			}
+			parts[w] = ic.Components
+		}()
+	}
+	wg.Wait()
+	var comps []ical.Component
+	for w := range workers {
+		if failed[w] {
+			lo, hi := bounds(w)
+			parts[w] = p.oneByOne(cl, cl.comps[lo:hi])
+		}
+		comps = append(comps, parts[w]...)
+	}
+	return comps, props
+}
+
+// parallelChunk is the fewest components worth a goroutine of their own.
+const parallelChunk = 2000
+
+// oneByOne parses components one at a time, skipping with a warning those
+// golang-ical cannot read.
+func (p *parser) oneByOne(cl *cleaned, spans []span) []ical.Component {
+	var comps []ical.Component
+	for _, s := range spans {
+		chunk := cl.data[s.start:s.end]
+		c, err := parseICal(wrapCalendar(chunk))
+		if err != nil || len(c.Components) != 1 {
+			if err == nil {
+				err = errors.New("no component")
+			}
+			uid, summary := peekIdentity(chunk)
+			p.warn(uid, fmt.Sprintf("%s %d%s skipped: unreadable: %v", s.name, s.nth, quoteSummary(summary), err))
 			continue
 		}
-		cal.Events = append(cal.Events, ev)
+		comps = append(comps, c.Components[0])
 	}
-	return cal, nil
+	return comps
 }
 
-// sniff rejects bodies that are clearly not a calendar, with a sentence a
-// person can act on.
-func sniff(data []byte) error {
-	head := bytes.TrimSpace(data)
-	if len(head) == 0 {
-		return fmt.Errorf("feed: the feed is empty: %w", ErrNotCalendar)
-	}
-	if len(head) > 512 {
-		head = head[:512]
-	}
-	lower := bytes.ToLower(head)
-	if bytes.HasPrefix(lower, []byte("<!doctype html")) || bytes.HasPrefix(lower, []byte("<html")) || bytes.Contains(lower, []byte("<head")) {
-		return fmt.Errorf("feed: the feed answered with an HTML page — a login page? %w", ErrNotCalendar)
-	}
-	if !bytes.HasPrefix(bytes.ToUpper(head), []byte("BEGIN:VCALENDAR")) {
-		return fmt.Errorf("feed: the body does not start with BEGIN:VCALENDAR: %w", ErrNotCalendar)
-	}
-	return nil
+func parseICal(data []byte) (*ical.Calendar, error) {
+	return ical.ParseCalendarWithOptions(bytes.NewReader(data), ical.WithUnknownPropertyHandler(ical.AcceptUnknownPropertyHandler))
 }
 
-func normalise(ve *ical.VEvent, floating *time.Location) (Event, error) {
-	ev := Event{Status: StatusConfirmed, Transparency: TransparencyOpaque, Visibility: VisibilityDefault}
-	get := func(name string) *ical.IANAProperty {
-		for i := range ve.Properties {
-			if strings.EqualFold(ve.Properties[i].IANAToken, name) {
-				return &ve.Properties[i]
+func wrapCalendar(body []byte) []byte {
+	out := make([]byte, 0, len(body)+32)
+	out = append(out, "BEGIN:VCALENDAR\n"...)
+	out = append(out, body...)
+	return append(out, "END:VCALENDAR\n"...)
+}
+
+// peekIdentity finds the UID and SUMMARY lines of a cleaned component, to
+// name it in a warning.
+func peekIdentity(chunk []byte) (uid, summary string) {
+	for line := range bytes.SplitSeq(chunk, []byte("\n")) {
+		switch {
+		case bytes.HasPrefix(line, []byte("UID:")) && uid == "":
+			uid = string(bytes.TrimSpace(line[4:]))
+		case bytes.HasPrefix(line, []byte("SUMMARY")) && summary == "":
+			if i := bytes.IndexByte(line, ':'); i >= 0 {
+				summary = ical.FromText(string(line[i+1:]))
 			}
 		}
-		return nil
 	}
-	text := func(name string) string {
-		if p := get(name); p != nil {
-			return ical.FromText(p.Value)
-		}
+	return uid, summary
+}
+
+func quoteSummary(s string) string {
+	if s == "" {
 		return ""
 	}
-	ev.UID = strings.TrimSpace(text("UID"))
-	ev.Summary = text("SUMMARY")
-	ev.Description = text("DESCRIPTION")
-	ev.Location = text("LOCATION")
-	ev.URL = strings.TrimSpace(text("URL"))
-	if p := get("SEQUENCE"); p != nil {
-		ev.Sequence, _ = strconv.Atoi(strings.TrimSpace(p.Value))
+	if len(s) > 60 {
+		s = s[:60] + "…"
 	}
-	switch strings.ToUpper(text("STATUS")) {
-	case "CANCELLED":
-		ev.Status = StatusCancelled
-	case "TENTATIVE":
-		ev.Status = StatusTentative
-	}
-	if strings.EqualFold(text("TRANSP"), "TRANSPARENT") {
-		ev.Transparency = TransparencyTransparent
-	}
-	switch strings.ToUpper(text("CLASS")) {
-	case "PUBLIC":
-		ev.Visibility = VisibilityPublic
-	case "PRIVATE":
-		ev.Visibility = VisibilityPrivate
-	case "CONFIDENTIAL":
-		ev.Visibility = VisibilityConfidential
-	}
-	if ev.UID == "" {
-		return ev, errors.New("no UID")
-	}
-	start := get("DTSTART")
-	if start == nil {
-		return ev, errors.New("no DTSTART")
-	}
-	var err error
-	if ev.Start, err = parseTime(start, floating); err != nil {
-		return ev, fmt.Errorf("DTSTART: %w", err)
-	}
-	switch {
-	case get("DTEND") == nil && get("DURATION") != nil:
-		d, err := ParseDuration(get("DURATION").Value)
-		if err != nil {
-			return ev, fmt.Errorf("DURATION: %w", err)
-		}
-		ev.End = ev.Start
-		ev.End.T = addDuration(ev.Start.T, d)
-	case get("DTEND") != nil:
-		if ev.End, err = parseTime(get("DTEND"), floating); err != nil {
-			return ev, fmt.Errorf("DTEND: %w", err)
-		}
-	case ev.Start.AllDay:
-		ev.End = Time{AllDay: true, T: ev.Start.T.AddDate(0, 0, 1)}
-	default:
-		ev.End = ev.Start
-	}
-	if ev.End.T.Before(ev.Start.T) {
-		ev.End = ev.Start
-	}
-	if p := get("RECURRENCE-ID"); p != nil {
-		t, err := parseTime(p, floating)
-		if err != nil {
-			return ev, fmt.Errorf("RECURRENCE-ID: %w", err)
-		}
-		ev.RecurrenceID = CanonicalRecurrenceID(t)
-	}
-	for _, p := range ve.Properties {
-		if strings.EqualFold(p.IANAToken, "RRULE") {
-			ev.Recurrence = append(ev.Recurrence, "RRULE:"+strings.TrimSpace(p.Value))
-		}
-	}
-	ev.Hash = ev.ComputeHash()
-	return ev, nil
+	return fmt.Sprintf(" (%q)", s)
 }
 
-// CanonicalRecurrenceID renders a RECURRENCE-ID as mapping keys store it.
-func CanonicalRecurrenceID(t Time) string {
-	if t.AllDay {
-		return t.T.Format("20060102")
-	}
-	return t.T.UTC().Format("20060102T150405Z")
+type parser struct {
+	opts     Options
+	cal      *Calendar
+	zones    *zoneResolver
+	floating *zone
+	warned   map[string]bool
 }
 
-func parseTime(p *ical.IANAProperty, floating *time.Location) (Time, error) {
-	v := strings.TrimSpace(p.Value)
-	isDate := len(v) == 8
-	if vals := p.ICalParameters["VALUE"]; len(vals) > 0 && strings.EqualFold(vals[0], "DATE") {
-		isDate = true
-	}
-	if isDate {
-		d, err := time.Parse("20060102", v[:min(8, len(v))])
-		if err != nil {
-			return Time{}, fmt.Errorf("invalid date %q", v)
-		}
-		return Time{AllDay: true, T: d}, nil
-	}
-	if strings.HasSuffix(v, "Z") {
-		t, err := time.Parse("20060102T150405Z", v)
-		if err != nil {
-			return Time{}, fmt.Errorf("invalid UTC time %q", v)
-		}
-		return Time{T: t}, nil
-	}
-	loc, zone := floating, ""
-	if floating != time.UTC {
-		zone = floating.String()
-	}
-	if ids := p.ICalParameters["TZID"]; len(ids) > 0 {
-		if l, err := time.LoadLocation(strings.Trim(ids[0], `"`)); err == nil {
-			loc, zone = l, l.String()
-		}
-	}
-	t, err := time.ParseInLocation("20060102T150405", v, loc)
-	if err != nil {
-		return Time{}, fmt.Errorf("invalid time %q", v)
-	}
-	return Time{T: t, Zone: zone}, nil
+func (p *parser) warn(uid, msg string) {
+	p.cal.Warnings = append(p.cal.Warnings, Warning{UID: uid, Message: msg})
 }
 
-func firstNonEmpty(vals ...string) string {
-	for _, v := range vals {
-		if v != "" {
-			return v
-		}
+// warnOnce warns about a feed-wide condition (an unknown zone) once.
+func (p *parser) warnOnce(key, msg string) {
+	if !p.warned[key] {
+		p.warned[key] = true
+		p.warn("", msg)
 	}
-	return ""
 }
 
-// Duration is an RFC 5545 duration: days and weeks are nominal (they follow
-// the calendar across DST changes), hours and below are exact.
-type Duration struct {
-	Days  int
-	Exact time.Duration
-}
-
-// ParseDuration parses an RFC 5545 DURATION value such as "PT1H30M",
-// "P1D", "-PT15M" or "P1W".
-func ParseDuration(v string) (Duration, error) {
-	s := strings.ToUpper(strings.TrimSpace(v))
-	neg := false
-	switch {
-	case strings.HasPrefix(s, "-"):
-		neg, s = true, s[1:]
-	case strings.HasPrefix(s, "+"):
-		s = s[1:]
-	}
-	if !strings.HasPrefix(s, "P") || len(s) < 3 {
-		return Duration{}, fmt.Errorf("invalid duration %q", v)
-	}
-	s = s[1:]
-	var d Duration
-	inTime := false
-	num := 0
-	digits := 0
-	for _, c := range s {
-		switch {
-		case c >= '0' && c <= '9':
-			num = num*10 + int(c-'0')
-			digits++
-			if num > 1e7 {
-				return Duration{}, fmt.Errorf("duration %q is too long", v)
+func (p *parser) calendarProps(props []ical.CalendarProperty) {
+	for _, pr := range props {
+		switch strings.ToUpper(pr.IANAToken) {
+		case "X-WR-CALNAME":
+			p.cal.Name = pr.Value
+		case "NAME":
+			if p.cal.Name == "" {
+				p.cal.Name = pr.Value
 			}
-			continue
-		case c == 'T':
-			if inTime || digits > 0 {
-				return Duration{}, fmt.Errorf("invalid duration %q", v)
+		case "X-WR-TIMEZONE":
+			p.cal.TimeZone = strings.TrimSpace(pr.Value)
+		}
+	}
+	p.cal.Name = validText(p.cal.Name)
+}
+
+func (p *parser) run(comps []ical.Component) {
+	var raws []*rawEvent
+	for _, c := range comps {
+		switch c := c.(type) {
+		case *ical.VTimezone:
+			ids, vz, err := parseVTimezone(c)
+			if err != nil {
+				p.warn("", fmt.Sprintf("VTIMEZONE %s ignored: %v", strings.Join(ids, ", "), err))
+				continue
 			}
-			inTime = true
+			for _, id := range ids {
+				if _, dup := p.zones.defs[id]; !dup {
+					p.zones.defs[id] = vz
+				}
+			}
+		case *ical.VEvent:
+			raws = append(raws, p.extract(c.Properties, len(raws)+1))
+		}
+	}
+	p.setFloating()
+	events := make([]Event, 0, len(raws))
+	series := make([]*series, 0, len(raws))
+	for _, raw := range raws {
+		if raw.err != nil {
+			p.warn(raw.uid, fmt.Sprintf("event %d%s skipped: %v", raw.index, quoteSummary(raw.text(pSummary)), raw.err))
 			continue
 		}
-		if digits == 0 {
-			return Duration{}, fmt.Errorf("invalid duration %q", v)
+		ev, s, err := p.normalise(raw)
+		if err != nil {
+			p.warn(raw.uid, fmt.Sprintf("event %d%s skipped: %v", raw.index, quoteSummary(raw.text(pSummary)), err))
+			continue
 		}
-		switch {
-		case c == 'W' && !inTime:
-			d.Days += 7 * num
-		case c == 'D' && !inTime:
-			d.Days += num
-		case c == 'H' && inTime:
-			d.Exact += time.Duration(num) * time.Hour
-		case c == 'M' && inTime:
-			d.Exact += time.Duration(num) * time.Minute
-		case c == 'S' && inTime:
-			d.Exact += time.Duration(num) * time.Second
-		default:
-			return Duration{}, fmt.Errorf("invalid duration %q", v)
-		}
-		num, digits = 0, 0
+		events = append(events, ev)
+		series = append(series, s)
 	}
-	if digits > 0 {
-		return Duration{}, fmt.Errorf("invalid duration %q", v)
+	events, series = p.settleKeys(events, series)
+	if p.opts.WindowPast > 0 || p.opts.WindowFuture > 0 {
+		events = p.window(events, series)
 	}
-	if neg {
-		d.Days, d.Exact = -d.Days, -d.Exact
+	for i := range events {
+		events[i].Hash = events[i].ComputeHash()
 	}
-	return d, nil
+	p.cal.Events = events
 }
 
-func addDuration(t time.Time, d Duration) time.Time {
-	return t.AddDate(0, 0, d.Days).Add(d.Exact)
+// setFloating picks the zone floating times are read in: the feed's
+// X-WR-TIMEZONE, else the subscription's zone, else UTC.
+func (p *parser) setFloating() {
+	for _, name := range []string{p.cal.TimeZone, p.opts.DefaultZone} {
+		if name == "" {
+			continue
+		}
+		z := p.zones.resolve(name)
+		if z.loc != nil {
+			p.floating = z
+			if z.name != zoneUTC {
+				p.zones.prefer = append(p.zones.prefer, z.name)
+			}
+			return
+		}
+		p.warnOnce("floating:"+name, fmt.Sprintf("unknown calendar time zone %q ignored", name))
+	}
+	p.floating = &zone{name: zoneUTC, loc: time.UTC, how: zoneByName}
+}
+
+// settleKeys gives events without a UID a stable synthetic one, resolves
+// duplicate keys, applies content identity and sorts by key.
+func (p *parser) settleKeys(events []Event, ss []*series) ([]Event, []*series) {
+	idx := make([]int, len(events))
+	for i := range idx {
+		idx[i] = i
+	}
+	// Synthetic UIDs for events that have none. Identical twins get a
+	// numbered suffix, numbered in content order so that the file's order
+	// does not matter.
+	synth := map[string][]int{}
+	for i := range events {
+		if events[i].UID == "" {
+			id := "calsyncd-" + events[i].identityHash()[:24]
+			synth[id] = append(synth[id], i)
+		}
+	}
+	for id, is := range synth {
+		slices.SortFunc(is, func(a, b int) int { return strings.Compare(events[a].ComputeHash(), events[b].ComputeHash()) })
+		for n, i := range is {
+			events[i].UID = id
+			if n > 0 {
+				events[i].UID = fmt.Sprintf("%s-%d", id, n+1)
+			}
+		}
+	}
+	alignRecurrenceIDs(events, ss)
+	// Duplicate keys: keep the newest version.
+	slices.SortStableFunc(idx, func(a, b int) int {
+		ka, kb := events[a].Key(), events[b].Key()
+		if c := strings.Compare(ka.UID, kb.UID); c != 0 {
+			return c
+		}
+		if c := strings.Compare(ka.RecurrenceID, kb.RecurrenceID); c != 0 {
+			return c
+		}
+		return newer(&events[a], &events[b], ss[a], ss[b])
+	})
+	outE := make([]Event, 0, len(idx))
+	outS := make([]*series, 0, len(idx))
+	for n := 0; n < len(idx); {
+		m := n + 1
+		for m < len(idx) && events[idx[m]].Key() == events[idx[n]].Key() {
+			m++
+		}
+		best := idx[n]
+		if m-n > 1 {
+			ev := &events[best]
+			p.warn(ev.UID, fmt.Sprintf("%d events share UID %q%s; kept the one with SEQUENCE %d%s",
+				m-n, ev.UID, ridNote(ev.RecurrenceID), ev.Sequence, quoteSummary(ev.Summary)))
+		}
+		outE = append(outE, events[best])
+		outS = append(outS, ss[best])
+		n = m
+	}
+	if p.opts.Identity == IdentityContent {
+		outE, outS = contentIdentity(outE, outS)
+	}
+	return outE, outS
+}
+
+func ridNote(rid string) string {
+	if rid == "" {
+		return ""
+	}
+	return " and RECURRENCE-ID " + rid
+}
+
+// newer orders two versions of one event, newest first: highest SEQUENCE,
+// then latest LAST-MODIFIED, then latest DTSTAMP, then content hash (a
+// stable, arbitrary tiebreak).
+func newer(a, b *Event, sa, sb *series) int {
+	if a.Sequence != b.Sequence {
+		if a.Sequence > b.Sequence {
+			return -1
+		}
+		return 1
+	}
+	if c := sb.lastModified.Compare(sa.lastModified); c != 0 {
+		return c
+	}
+	if c := sb.stamp.Compare(sa.stamp); c != 0 {
+		return c
+	}
+	return strings.Compare(a.ComputeHash(), b.ComputeHash())
 }

@@ -1,0 +1,571 @@
+package feed
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+)
+
+// ErrTruncated is wrapped by the error for a body that stops before
+// END:VCALENDAR: a download that broke off must never read as a calendar
+// that lost its last events.
+var ErrTruncated = errors.New("the feed ends before END:VCALENDAR (truncated download?)")
+
+// cleaned is a feed body rewritten into the form golang-ical reads without
+// tripping: one unfolded content line per "\n", upper-case names, balanced
+// components, a single VCALENDAR.
+type cleaned struct {
+	data []byte
+	// comps are the top-level components (VEVENT, VTIMEZONE, ...) as byte
+	// ranges of data, for parsing them one by one when the whole fails.
+	comps []span
+	// header holds the calendar's own property lines.
+	header []byte
+	// repairs say what was mended, for the warnings.
+	repairs []string
+}
+
+type span struct {
+	name       string
+	nth        int // 1 for the first component of its name
+	start, end int
+}
+
+// maxRepairNotes bounds the repair warnings of a pathological body.
+const maxRepairNotes = 20
+
+// freeText properties are where producers leave raw, unescaped newlines: a
+// line after one of them that is not a property continues its text.
+var freeText = map[string]bool{"DESCRIPTION": true, "SUMMARY": true, "LOCATION": true, "COMMENT": true, "X-ALT-DESC": true}
+
+// knownProperty lists the property names of RFC 5545 and RFC 7986 (plus
+// BEGIN/END). After a free-text property a line whose name is none of these
+// (nor an X- name) is taken as text: "https://..." or "Passcode: 123" in a
+// pasted meeting invitation.
+var knownProperty = map[string]bool{}
+
+func init() {
+	for _, n := range []string{"BEGIN", "END", "CALSCALE", "METHOD", "PRODID", "VERSION", "ATTACH", "CATEGORIES", "CLASS",
+		"COMMENT", "DESCRIPTION", "GEO", "LOCATION", "PERCENT-COMPLETE", "PRIORITY", "RESOURCES", "STATUS", "SUMMARY",
+		"COMPLETED", "DTEND", "DUE", "DTSTART", "DURATION", "FREEBUSY", "TRANSP", "TZID", "TZNAME", "TZOFFSETFROM",
+		"TZOFFSETTO", "TZURL", "ATTENDEE", "CONTACT", "ORGANIZER", "RECURRENCE-ID", "RELATED-TO", "URL", "UID", "EXDATE",
+		"EXRULE", "RDATE", "RRULE", "ACTION", "REPEAT", "TRIGGER", "CREATED", "DTSTAMP", "LAST-MODIFIED", "SEQUENCE",
+		"REQUEST-STATUS", "NAME", "REFRESH-INTERVAL", "SOURCE", "COLOR", "IMAGE", "CONFERENCE", "TZUNTIL", "TZID-ALIAS-OF",
+		"ACKNOWLEDGED", "PROXIMITY", "STYLED-DESCRIPTION", "STRUCTURED-DATA", "LOCATION-TYPE", "PARTICIPANT-TYPE"} {
+		knownProperty[n] = true
+	}
+}
+
+// eventLike components never nest in one another; a BEGIN of one inside
+// another means the producer forgot an END.
+var eventLike = map[string]bool{"VEVENT": true, "VTODO": true, "VJOURNAL": true, "VFREEBUSY": true, "VTIMEZONE": true}
+
+// clean rewrites a feed body (BOM, CRLF/LF/CR, folding, case and structure
+// repaired). It fails only when the body is not a calendar or is truncated.
+func clean(body []byte) (*cleaned, error) {
+	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
+	if err := sniff(body); err != nil {
+		return nil, err
+	}
+	c := &cleaned{data: make([]byte, 0, len(body)+64)}
+	l := lexer{c: c}
+	// Two stages: physical lines are unfolded the RFC 5545 way into
+	// logical lines; then a logical line that cannot start a property is
+	// joined to the one before (a raw newline in a DESCRIPTION, a fold
+	// that lost its space).
+	var cur []byte // the repaired line being built (may alias body)
+	owned := false // cur was copied and may be appended to
+	curName := ""
+	blanks := 0
+	curLine := 0
+	rawBreaks, badFolds := 0, 0
+	flush := func() {
+		if rawBreaks > 0 {
+			l.note(fmt.Sprintf("line %d: %d raw line breaks inside %s kept as text", curLine, rawBreaks, curName))
+		}
+		if badFolds > 0 {
+			l.note(fmt.Sprintf("line %d: %d lines folded without the leading space joined to %s", curLine, badFolds, curName))
+		}
+		rawBreaks, badFolds = 0, 0
+		if cur != nil {
+			l.line(cur, curLine)
+		}
+		cur, owned, curName = nil, false, ""
+	}
+	accept := func(ll []byte, no int) {
+		if len(ll) == 0 {
+			blanks++
+			return
+		}
+		if cur != nil && continues(curName, ll) {
+			if !owned {
+				cur, owned = append(make([]byte, 0, len(cur)+len(ll)+64), cur...), true
+			}
+			if freeText[curName] {
+				for ; blanks > 0; blanks-- {
+					cur = append(cur, `\n`...)
+				}
+				cur = append(cur, `\n`...)
+				rawBreaks++
+			} else {
+				badFolds++
+			}
+			cur = append(cur, ll...)
+			blanks = 0
+			return
+		}
+		flush()
+		blanks = 0
+		cur, curLine = ll, no
+		curName = upperName(ll)
+	}
+	var logical []byte // the RFC 5545 logical line being unfolded
+	lOwned := false
+	lineNo, logicalNo := 0, 0
+	started := false
+	for len(body) > 0 {
+		lineNo++
+		var pl []byte
+		i := bytes.IndexAny(body, "\r\n")
+		if i < 0 {
+			pl, body = body, nil
+		} else {
+			pl = body[:i]
+			if body[i] == '\r' && i+1 < len(body) && body[i+1] == '\n' {
+				body = body[i+2:]
+			} else {
+				body = body[i+1:]
+			}
+		}
+		if len(pl) > 0 && (pl[0] == ' ' || pl[0] == '\t') && started {
+			if !lOwned {
+				logical, lOwned = append(make([]byte, 0, len(logical)+len(pl)+64), logical...), true
+			}
+			logical = append(logical, pl[1:]...)
+			continue
+		}
+		if started {
+			accept(logical, logicalNo)
+		}
+		logical, lOwned, logicalNo, started = pl, false, lineNo, true
+	}
+	if started {
+		accept(logical, logicalNo)
+	}
+	flush()
+	if err := l.finish(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// sniff rejects bodies that are clearly not a calendar, with a sentence a
+// person can act on.
+func sniff(data []byte) error {
+	head := bytes.TrimLeft(data, " \t\r\n")
+	if len(head) == 0 {
+		return fmt.Errorf("feed: the feed is empty: %w", ErrNotCalendar)
+	}
+	if len(head) > 512 {
+		head = head[:512]
+	}
+	if len(head) >= 15 && bytes.EqualFold(head[:15], []byte("BEGIN:VCALENDAR")) {
+		return nil
+	}
+	lower := bytes.ToLower(head)
+	if bytes.HasPrefix(lower, []byte("<!doctype html")) || bytes.HasPrefix(lower, []byte("<html")) ||
+		bytes.Contains(lower, []byte("<head")) || bytes.Contains(lower, []byte("<body")) {
+		return fmt.Errorf("feed: the feed answered with an HTML page — a login page? %w", ErrNotCalendar)
+	}
+	return fmt.Errorf("feed: the body does not start with BEGIN:VCALENDAR: %w", ErrNotCalendar)
+}
+
+// upperName returns a content line's name in upper case ("" when the line
+// does not start with a name).
+func upperName(line []byte) string {
+	n := nameEnd(line)
+	if n == 0 {
+		return ""
+	}
+	return upperASCII(line[:n])
+}
+
+func upperASCII(b []byte) string {
+	for _, c := range b {
+		if c >= 'a' && c <= 'z' || c == '_' {
+			u := make([]byte, len(b))
+			for i, c := range b {
+				switch {
+				case c >= 'a' && c <= 'z':
+					c -= 'a' - 'A'
+				case c == '_':
+					c = '-'
+				}
+				u[i] = c
+			}
+			return string(u)
+		}
+	}
+	return string(b)
+}
+
+// nameEnd is the length of the name at the start of line, or 0 when the
+// line does not start like a content line ("NAME;" or "NAME:").
+func nameEnd(line []byte) int {
+	i := 0
+	for i < len(line) {
+		c := line[i]
+		if c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' {
+			i++
+			continue
+		}
+		break
+	}
+	if i == 0 || i == len(line) || (line[i] != ':' && line[i] != ';') {
+		return 0
+	}
+	return i
+}
+
+// continues reports whether a physical line that does not start with a
+// space still belongs to the previous logical line.
+func continues(prevName string, pl []byte) bool {
+	n := nameEnd(pl)
+	if n == 0 {
+		return true
+	}
+	if !freeText[prevName] {
+		return false
+	}
+	name := upperASCII(pl[:n])
+	return !knownProperty[name] && !(len(name) > 2 && name[:2] == "X-")
+}
+
+type lexer struct {
+	c      *cleaned
+	stack  []string
+	opened bool // BEGIN:VCALENDAR seen
+	closed bool // END:VCALENDAR seen (another BEGIN:VCALENDAR merges)
+	after  int  // lines ignored after END:VCALENDAR
+	start  int  // offset of the current top-level component
+	notes  int
+	count  map[string]int // top-level components so far, by name
+	// skip is the stack depth of a component dropped whole (a VALARM, a
+	// VTODO), 0 when none is.
+	skip int
+}
+
+// eventProperties are the VEVENT properties normalisation reads. The rest
+// (ATTENDEE, X- properties, VALARMs) never reach golang-ical: that halves
+// its work on real feeds and removes what it most often chokes on.
+var eventProperties = map[string]bool{
+	"UID": true, "DTSTART": true, "DTEND": true, "DURATION": true, "SUMMARY": true, "DESCRIPTION": true,
+	"LOCATION": true, "URL": true, "STATUS": true, "TRANSP": true, "CLASS": true, "SEQUENCE": true,
+	"RECURRENCE-ID": true, "LAST-MODIFIED": true, "DTSTAMP": true, "RRULE": true, "RDATE": true,
+	"EXDATE": true, "EXRULE": true,
+}
+
+// ignoredComponents are top-level components an event sync never reads.
+var ignoredComponents = map[string]bool{"VTODO": true, "VJOURNAL": true, "VFREEBUSY": true, "VAVAILABILITY": true}
+
+func (l *lexer) note(s string) {
+	l.notes++
+	if l.notes <= maxRepairNotes {
+		l.c.repairs = append(l.c.repairs, s)
+	} else if l.notes == maxRepairNotes+1 {
+		l.c.repairs = append(l.c.repairs, "more repairs not listed")
+	}
+}
+
+func (l *lexer) emit(name string, rest []byte) {
+	l.c.data = append(l.c.data, name...)
+	l.c.data = append(l.c.data, rest...)
+	l.c.data = append(l.c.data, '\n')
+}
+
+func (l *lexer) begin(comp string) {
+	if l.skip == 0 && (len(l.stack) == 1 && ignoredComponents[comp] || len(l.stack) > 1 && l.stack[len(l.stack)-1] == "VEVENT") {
+		l.skip = len(l.stack) + 1
+	}
+	if len(l.stack) == 1 {
+		l.start = len(l.c.data)
+	}
+	l.stack = append(l.stack, comp)
+	if l.skip == 0 {
+		l.emit("BEGIN:", []byte(comp))
+	}
+}
+
+func (l *lexer) end() {
+	comp := l.stack[len(l.stack)-1]
+	l.stack = l.stack[:len(l.stack)-1]
+	if comp == "VCALENDAR" {
+		return // written by finish, once
+	}
+	if l.skip > 0 {
+		if len(l.stack) < l.skip {
+			l.skip = 0
+		}
+		return
+	}
+	l.emit("END:", []byte(comp))
+	if len(l.stack) == 1 {
+		if l.count == nil {
+			l.count = map[string]int{}
+		}
+		l.count[comp]++
+		l.c.comps = append(l.c.comps, span{name: comp, nth: l.count[comp], start: l.start, end: len(l.c.data)})
+	}
+}
+
+// line handles one logical line.
+func (l *lexer) line(line []byte, no int) {
+	n := nameEnd(line)
+	if n == 0 {
+		l.note(fmt.Sprintf("line %d: not a content line, ignored", no))
+		return
+	}
+	name := upperASCII(line[:n])
+	rest := line[n:]
+	if name == "BEGIN" || name == "END" {
+		if rest[0] != ':' {
+			l.note(fmt.Sprintf("line %d: %s with parameters, ignored", no, name))
+			return
+		}
+		comp := upperASCII(bytes.TrimSpace(rest[1:]))
+		if name == "BEGIN" {
+			l.beginLine(comp, no)
+		} else {
+			l.endLine(comp, no)
+		}
+		return
+	}
+	if l.closed || !l.opened {
+		if l.opened {
+			l.after++
+		}
+		return
+	}
+	if l.skip > 0 || l.stack[len(l.stack)-1] == "VEVENT" && !eventProperties[name] {
+		return
+	}
+	fixed, ok := fixParams(rest)
+	if !ok {
+		l.note(fmt.Sprintf("line %d: %s has no value, ignored", no, name))
+		return
+	}
+	if len(l.stack) == 1 {
+		l.c.header = append(l.c.header, name...)
+		l.c.header = append(l.c.header, fixed...)
+		l.c.header = append(l.c.header, '\n')
+	}
+	l.emit(name, fixed)
+}
+
+func (l *lexer) beginLine(comp string, no int) {
+	switch {
+	case comp == "VCALENDAR" && !l.opened:
+		l.opened = true
+		l.begin(comp)
+	case comp == "VCALENDAR" && l.closed:
+		// A second calendar concatenated to the first: merge them.
+		l.closed = false
+		l.stack = append(l.stack, comp)
+	case comp == "VCALENDAR":
+		l.note(fmt.Sprintf("line %d: nested BEGIN:VCALENDAR ignored", no))
+	case !l.opened || l.closed:
+		if l.opened {
+			l.after++
+		}
+	case comp == "":
+		l.note(fmt.Sprintf("line %d: BEGIN without a component name, ignored", no))
+	default:
+		if eventLike[comp] {
+			// Events never nest: a BEGIN inside one means a forgotten END.
+			for len(l.stack) > 1 {
+				l.note(fmt.Sprintf("line %d: BEGIN:%s inside %s; closed %s first", no, comp, l.stack[len(l.stack)-1], l.stack[len(l.stack)-1]))
+				l.end()
+			}
+		}
+		l.begin(comp)
+	}
+}
+
+func (l *lexer) endLine(comp string, no int) {
+	if !l.opened || l.closed {
+		if l.opened {
+			l.after++
+		}
+		return
+	}
+	at := -1
+	for i := len(l.stack) - 1; i >= 0; i-- {
+		if l.stack[i] == comp {
+			at = i
+			break
+		}
+	}
+	if at < 0 {
+		l.note(fmt.Sprintf("line %d: END:%s without its BEGIN, ignored", no, comp))
+		return
+	}
+	for len(l.stack) > at+1 {
+		l.note(fmt.Sprintf("line %d: END:%s closes an unclosed %s", no, comp, l.stack[len(l.stack)-1]))
+		l.end()
+	}
+	l.end()
+	if comp == "VCALENDAR" {
+		l.closed = true
+	}
+}
+
+func (l *lexer) finish() error {
+	if !l.opened {
+		return fmt.Errorf("feed: the body has no BEGIN:VCALENDAR: %w", ErrNotCalendar)
+	}
+	if !l.closed {
+		return fmt.Errorf("feed: %w: %w", ErrTruncated, ErrNotCalendar)
+	}
+	if l.after > 0 {
+		l.note(fmt.Sprintf("%d lines after END:VCALENDAR ignored", l.after))
+	}
+	l.emit("END:", []byte("VCALENDAR"))
+	return nil
+}
+
+// fixParams checks the parameters and value separator of a content line
+// (rest starts after the name, with ';' or ':') and mends what golang-ical
+// would reject: a quoted TZID that swallowed the value
+// (TZID="W. Europe Standard Time:20200609T090000"), upper-case parameter
+// names, stray quotes and control characters in parameter values. It
+// returns rest itself when nothing needed mending, and false when the line
+// has no value at all.
+func fixParams(rest []byte) ([]byte, bool) {
+	if rest[0] == ':' {
+		return rest, true
+	}
+	var out []byte // nil until a change is needed
+	p := 0
+	for p < len(rest) && rest[p] == ';' {
+		p++
+		ns := p
+		for p < len(rest) && rest[p] != '=' && rest[p] != ':' && rest[p] != ';' {
+			p++
+		}
+		pname := rest[ns:p]
+		if p >= len(rest) || rest[p] != '=' || len(pname) == 0 {
+			// A parameter without a value: drop it.
+			if out == nil {
+				out = append([]byte(nil), rest[:ns-1]...)
+			}
+			continue
+		}
+		if needsUpper(pname) && out == nil {
+			out = append([]byte(nil), rest[:ns]...)
+		}
+		if out != nil {
+			out = append(out, ';')
+			out = append(out, upperASCII(pname)...)
+			out = append(out, '=')
+		}
+		p++ // '='
+		for {
+			vs := p
+			if p < len(rest) && rest[p] == '"' {
+				q := bytes.IndexByte(rest[p+1:], '"')
+				if q < 0 {
+					return nil, false
+				}
+				val := rest[p+1 : p+1+q]
+				p += q + 2
+				if p >= len(rest) {
+					// The quote swallowed the value: TZID="Zone:20200609T090000".
+					c := bytes.LastIndexByte(val, ':')
+					if c < 0 {
+						return nil, false
+					}
+					if out == nil {
+						out = append([]byte(nil), rest[:vs]...)
+					}
+					out = append(out, '"')
+					out = append(out, cleanParamValue(val[:c])...)
+					out = append(out, '"')
+					out = append(out, val[c:]...)
+					return out, true
+				}
+				if out == nil && hasControl(val) {
+					out = append([]byte(nil), rest[:vs]...)
+				}
+				if out != nil {
+					out = append(out, '"')
+					out = append(out, cleanParamValue(val)...)
+					out = append(out, '"')
+				}
+			} else {
+				for p < len(rest) && rest[p] != ';' && rest[p] != ':' && rest[p] != ',' {
+					p++
+				}
+				val := rest[vs:p]
+				if out == nil && (hasControl(val) || bytes.IndexByte(val, '"') >= 0 || bytes.IndexByte(val, '\\') >= 0) {
+					out = append([]byte(nil), rest[:vs]...)
+				}
+				if out != nil {
+					v := cleanParamValue(val)
+					v = bytes.ReplaceAll(v, []byte(`"`), nil)
+					v = bytes.ReplaceAll(v, []byte(`\`), nil)
+					out = append(out, v...)
+				}
+			}
+			if p < len(rest) && rest[p] == ',' {
+				if out != nil {
+					out = append(out, ',')
+				}
+				p++
+				continue
+			}
+			break
+		}
+		if p < len(rest) && rest[p] != ';' && rest[p] != ':' {
+			return nil, false
+		}
+	}
+	if p >= len(rest) || rest[p] != ':' {
+		return nil, false
+	}
+	if out == nil {
+		return rest, true
+	}
+	return append(out, rest[p:]...), true
+}
+
+func needsUpper(b []byte) bool {
+	for _, c := range b {
+		if c >= 'a' && c <= 'z' || c == '_' {
+			return true
+		}
+	}
+	return false
+}
+
+func hasControl(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 && c != '\t' || c == 0x7f {
+			return true
+		}
+	}
+	return false
+}
+
+func cleanParamValue(b []byte) []byte {
+	if !hasControl(b) {
+		return b
+	}
+	out := make([]byte, 0, len(b))
+	for _, c := range b {
+		if c < 0x20 && c != '\t' || c == 0x7f {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}

@@ -1,0 +1,465 @@
+package feed
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	ical "github.com/arran4/golang-ical"
+	"github.com/teambition/rrule-go"
+)
+
+// Properties of a VEVENT that may appear once.
+type propKey int
+
+const (
+	pUID propKey = iota
+	pSummary
+	pDescription
+	pLocation
+	pURL
+	pStatus
+	pTransp
+	pClass
+	pSequence
+	pDTStart
+	pDTEnd
+	pDuration
+	pRecurrenceID
+	pLastModified
+	pDTStamp
+	nSingular
+)
+
+var singularNames = map[string]propKey{
+	"UID": pUID, "SUMMARY": pSummary, "DESCRIPTION": pDescription, "LOCATION": pLocation, "URL": pURL,
+	"STATUS": pStatus, "TRANSP": pTransp, "CLASS": pClass, "SEQUENCE": pSequence, "DTSTART": pDTStart,
+	"DTEND": pDTEnd, "DURATION": pDuration, "RECURRENCE-ID": pRecurrenceID, "LAST-MODIFIED": pLastModified,
+	"DTSTAMP": pDTStamp,
+}
+
+// defining properties decide when and which an event is: two different
+// values make the event ambiguous, so it is skipped rather than guessed
+// (a guess would depend on property order and flip the hash).
+func (k propKey) defining() bool {
+	return k == pUID || k == pDTStart || k == pDTEnd || k == pDuration || k == pRecurrenceID
+}
+
+// rawEvent is a VEVENT's properties, sorted out.
+type rawEvent struct {
+	index  int
+	uid    string
+	single [nSingular]*ical.IANAProperty
+	rrules []*ical.IANAProperty
+	exdate []*ical.IANAProperty
+	rdate  []*ical.IANAProperty
+	exrule bool
+	err    error
+}
+
+func (r *rawEvent) text(k propKey) string {
+	if p := r.single[k]; p != nil {
+		return validText(p.Value)
+	}
+	return ""
+}
+
+// extract sorts a VEVENT's properties and notes the years its TZIDs are
+// used in.
+func (p *parser) extract(props []ical.IANAProperty, index int) *rawEvent {
+	r := &rawEvent{index: index}
+	for i := range props {
+		pr := &props[i]
+		name := pr.IANAToken
+		if k, ok := singularNames[name]; ok {
+			if prev := r.single[k]; prev != nil {
+				if prev.Value == pr.Value && sameParams(prev, pr) {
+					continue
+				}
+				if k.defining() {
+					r.err = fmt.Errorf("%s appears twice with different values", name)
+					continue
+				}
+				// Keep the smaller value, whatever the order.
+				if pr.Value > prev.Value {
+					continue
+				}
+			}
+			r.single[k] = pr
+			if k == pUID {
+				r.uid = strings.TrimSpace(validText(pr.Value))
+			}
+			if k == pDTStart || k == pDTEnd || k == pRecurrenceID {
+				p.noteYear(pr)
+			}
+			continue
+		}
+		switch name {
+		case "RRULE":
+			r.rrules = append(r.rrules, pr)
+		case "EXDATE":
+			r.exdate = append(r.exdate, pr)
+			p.noteYear(pr)
+		case "RDATE":
+			r.rdate = append(r.rdate, pr)
+			p.noteYear(pr)
+		case "EXRULE":
+			r.exrule = true
+		}
+	}
+	return r
+}
+
+func sameParams(a, b *ical.IANAProperty) bool {
+	return param(a, "TZID") == param(b, "TZID") && param(a, "VALUE") == param(b, "VALUE")
+}
+
+func (p *parser) noteYear(pr *ical.IANAProperty) {
+	tzid := param(pr, "TZID")
+	if tzid == "" || len(pr.Value) < 4 {
+		return
+	}
+	if y, err := strconv.Atoi(pr.Value[:4]); err == nil && y > 1 && y < 9999 {
+		p.zones.useYear(tzid, y)
+	}
+}
+
+// param returns a property parameter's first value.
+func param(pr *ical.IANAProperty, name string) string {
+	if v := pr.ICalParameters[name]; len(v) > 0 {
+		return strings.TrimSpace(v[0])
+	}
+	return ""
+}
+
+// validText makes text valid UTF-8: Google's API refuses anything else, and
+// a replaced byte must hash the same on every fetch.
+func validText(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// series is what the window, duplicate resolution and recurrence-id
+// alignment need beyond the Event.
+type series struct {
+	lastModified time.Time
+	stamp        time.Time
+	// rule is the validated RRULE with DTSTART set; nil without one.
+	rule    *rrule.ROption
+	rdates  []time.Time
+	exdates []time.Time
+	// ridWall is the RECURRENCE-ID's wall clock, for aligning its type
+	// with the master's.
+	ridWall time.Time
+	// startWall is DTSTART's wall clock.
+	startWall time.Time
+}
+
+func (p *parser) normalise(r *rawEvent) (Event, *series, error) {
+	ev := Event{
+		UID:          r.uid,
+		Summary:      r.text(pSummary),
+		Description:  r.text(pDescription),
+		Location:     r.text(pLocation),
+		Status:       StatusConfirmed,
+		Transparency: TransparencyOpaque,
+		Visibility:   VisibilityDefault,
+	}
+	s := &series{}
+	if u := r.single[pURL]; u != nil {
+		ev.URL = strings.TrimSpace(ical.FromText(validText(u.Value)))
+	}
+	if q := r.single[pSequence]; q != nil {
+		ev.Sequence, _ = strconv.Atoi(strings.TrimSpace(q.Value))
+	}
+	switch strings.ToUpper(strings.TrimSpace(r.text(pStatus))) {
+	case "CANCELLED", "CANCELED":
+		ev.Status = StatusCancelled
+	case "TENTATIVE":
+		ev.Status = StatusTentative
+	}
+	if strings.EqualFold(strings.TrimSpace(r.text(pTransp)), "TRANSPARENT") {
+		ev.Transparency = TransparencyTransparent
+	}
+	switch strings.ToUpper(strings.TrimSpace(r.text(pClass))) {
+	case "PUBLIC":
+		ev.Visibility = VisibilityPublic
+	case "PRIVATE":
+		ev.Visibility = VisibilityPrivate
+	case "CONFIDENTIAL":
+		ev.Visibility = VisibilityConfidential
+	}
+	s.lastModified = stampOf(r.single[pLastModified])
+	s.stamp = stampOf(r.single[pDTStamp])
+
+	start := r.single[pDTStart]
+	if start == nil {
+		return ev, nil, errors.New("no DTSTART")
+	}
+	var err error
+	if ev.Start, s.startWall, err = p.parseTime(start, ev.UID); err != nil {
+		return ev, nil, fmt.Errorf("DTSTART: %w", err)
+	}
+	if err := p.setEnd(&ev, r); err != nil {
+		return ev, nil, err
+	}
+	if rid := r.single[pRecurrenceID]; rid != nil {
+		t, wall, err := p.parseTime(rid, ev.UID)
+		if err != nil {
+			return ev, nil, fmt.Errorf("RECURRENCE-ID: %w", err)
+		}
+		ev.RecurrenceID = CanonicalRecurrenceID(t)
+		s.ridWall = wall
+		ev.ThisAndFuture = strings.EqualFold(param(rid, "RANGE"), "THISANDFUTURE")
+	}
+	if r.exrule {
+		p.warn(ev.UID, "EXRULE ignored (deprecated by RFC 5545 and not supported by Google)")
+	}
+	if err := p.recurrence(&ev, s, r); err != nil {
+		return ev, nil, err
+	}
+	return ev, s, nil
+}
+
+// stampOf reads a LAST-MODIFIED or DTSTAMP (zero when absent or bad).
+func stampOf(pr *ical.IANAProperty) time.Time {
+	if pr == nil {
+		return time.Time{}
+	}
+	t, _, _ := parseICalTime(strings.TrimSuffix(strings.TrimSpace(pr.Value), "Z"))
+	return t
+}
+
+// setEnd derives the end from DTEND, DURATION or, lacking both, RFC 5545's
+// defaults: one day for an all-day event, zero length for a timed one.
+func (p *parser) setEnd(ev *Event, r *rawEvent) error {
+	switch {
+	case r.single[pDTEnd] != nil:
+		end, wall, err := p.parseTime(r.single[pDTEnd], ev.UID)
+		if err != nil {
+			return fmt.Errorf("DTEND: %w", err)
+		}
+		switch {
+		case ev.Start.AllDay && !end.AllDay:
+			// A timed end on an all-day start: the day it falls in counts.
+			d := time.Date(wall.Year(), wall.Month(), wall.Day(), 0, 0, 0, 0, time.UTC)
+			if wall.Hour() != 0 || wall.Minute() != 0 || wall.Second() != 0 {
+				d = d.AddDate(0, 0, 1)
+			}
+			end = Time{AllDay: true, T: d}
+		case !ev.Start.AllDay && end.AllDay:
+			loc := ev.Start.T.Location()
+			end = Time{T: time.Date(end.T.Year(), end.T.Month(), end.T.Day(), 0, 0, 0, 0, loc), Zone: ev.Start.Zone}
+		}
+		ev.End = end
+	case r.single[pDuration] != nil:
+		d, err := ParseDuration(r.single[pDuration].Value)
+		if err != nil {
+			return fmt.Errorf("DURATION: %w", err)
+		}
+		ev.End = ev.Start
+		if ev.Start.AllDay {
+			days := d.Days + int((d.Exact+24*time.Hour-1)/(24*time.Hour))
+			ev.End.T = ev.Start.T.AddDate(0, 0, days)
+		} else {
+			ev.End.T = addDuration(ev.Start.T, d)
+		}
+	case ev.Start.AllDay:
+		ev.End = Time{AllDay: true, T: ev.Start.T.AddDate(0, 0, 1)}
+	default:
+		ev.End = ev.Start
+	}
+	if ev.Start.AllDay && !ev.End.T.After(ev.Start.T) {
+		// Google refuses an all-day event that ends where it starts.
+		ev.End = Time{AllDay: true, T: ev.Start.T.AddDate(0, 0, 1)}
+	}
+	if ev.End.T.Before(ev.Start.T) {
+		p.warn(ev.UID, fmt.Sprintf("event%s ends before it starts; made zero-length", quoteSummary(ev.Summary)))
+		ev.End = ev.Start
+	}
+	return nil
+}
+
+// parseTime reads a DATE or DATE-TIME property: the boundary and its wall
+// clock (as UTC fields).
+func (p *parser) parseTime(pr *ical.IANAProperty, uid string) (Time, time.Time, error) {
+	v := strings.TrimSpace(pr.Value)
+	if strings.HasPrefix(strings.ToUpper(param(pr, "VALUE")), "PERIOD") || strings.ContainsAny(v, ",/") {
+		return Time{}, time.Time{}, fmt.Errorf("invalid value %q", v)
+	}
+	return p.timeValue(v, param(pr, "TZID"), strings.EqualFold(param(pr, "VALUE"), "DATE"), uid)
+}
+
+// timeValue interprets one DATE or DATE-TIME value with its TZID.
+func (p *parser) timeValue(v, tzid string, date bool, uid string) (Time, time.Time, error) {
+	utc := strings.HasSuffix(v, "Z") || strings.HasSuffix(v, "z")
+	if utc {
+		v = v[:len(v)-1]
+	}
+	wall, isDate, err := parseICalTime(v)
+	if err != nil {
+		return Time{}, time.Time{}, err
+	}
+	if date && !isDate {
+		// VALUE=DATE on a date-time: the date is what was meant.
+		wall = time.Date(wall.Year(), wall.Month(), wall.Day(), 0, 0, 0, 0, time.UTC)
+		isDate = true
+	}
+	if isDate {
+		return Time{AllDay: true, T: wall}, wall, nil
+	}
+	if utc {
+		return Time{T: wall}, wall, nil
+	}
+	z := p.floating
+	if tzid != "" {
+		z = p.zones.resolve(tzid)
+		switch z.how {
+		case zoneUnresolved:
+			p.warnOnce("tz:"+tzid, fmt.Sprintf("unknown time zone %q: its times are read as %s", tzid, p.floating.name))
+			z = p.floating
+		case zoneByCustom:
+			p.warnOnce("tz:"+tzid, fmt.Sprintf("time zone %q matches no IANA zone: its times are converted to UTC with the feed's own rules", tzid))
+		}
+	}
+	t, _ := z.wallTime(wall)
+	name := z.name
+	if name == zoneUTC {
+		name = ""
+	}
+	return Time{T: t, Zone: name}, wall, nil
+}
+
+// minYear is the earliest year accepted: the Gregorian calendar's first
+// full year (and well clear of time.Time's zero value, which means unset).
+const minYear = 1583
+
+// parseICalTime reads "20060102" or "20060102T150405" (no Z) as wall-clock
+// fields in UTC. isDate reports the first form.
+func parseICalTime(v string) (t time.Time, isDate bool, err error) {
+	bad := func() (time.Time, bool, error) { return time.Time{}, false, fmt.Errorf("invalid date-time %q", v) }
+	if len(v) != 8 && len(v) != 15 {
+		return bad()
+	}
+	num := func(s string) int {
+		n := 0
+		for i := 0; i < len(s); i++ {
+			c := s[i]
+			if c < '0' || c > '9' {
+				return -1
+			}
+			n = n*10 + int(c-'0')
+		}
+		return n
+	}
+	y, mo, d := num(v[0:4]), num(v[4:6]), num(v[6:8])
+	if y < minYear || mo < 1 || mo > 12 || d < 1 || d > daysIn(y, time.Month(mo)) {
+		return bad()
+	}
+	if len(v) == 8 {
+		return time.Date(y, time.Month(mo), d, 0, 0, 0, 0, time.UTC), true, nil
+	}
+	if v[8] != 'T' && v[8] != 't' {
+		return bad()
+	}
+	h, mi, s := num(v[9:11]), num(v[11:13]), num(v[13:15])
+	if h < 0 || h > 23 || mi < 0 || mi > 59 || s < 0 || s > 60 {
+		return bad()
+	}
+	if s == 60 {
+		s = 59 // a leap second
+	}
+	return time.Date(y, time.Month(mo), d, h, mi, s, 0, time.UTC), false, nil
+}
+
+func daysIn(y int, m time.Month) int {
+	return time.Date(y, m+1, 0, 0, 0, 0, 0, time.UTC).Day()
+}
+
+// CanonicalRecurrenceID renders a RECURRENCE-ID as mapping keys store it.
+func CanonicalRecurrenceID(t Time) string {
+	if t.AllDay {
+		return t.T.Format("20060102")
+	}
+	return t.T.UTC().Format("20060102T150405Z")
+}
+
+// Duration is an RFC 5545 duration: days and weeks are nominal (they follow
+// the calendar across DST changes), hours and below are exact.
+type Duration struct {
+	Days  int
+	Exact time.Duration
+}
+
+// ParseDuration parses an RFC 5545 DURATION value such as "PT1H30M",
+// "P1D", "-PT15M" or "P1W". A week written after the T ("PT1W", as
+// Synology does) is read as a week.
+func ParseDuration(v string) (Duration, error) {
+	s := strings.ToUpper(strings.TrimSpace(v))
+	neg := false
+	switch {
+	case strings.HasPrefix(s, "-"):
+		neg, s = true, s[1:]
+	case strings.HasPrefix(s, "+"):
+		s = s[1:]
+	}
+	if !strings.HasPrefix(s, "P") || len(s) < 3 {
+		return Duration{}, fmt.Errorf("invalid duration %q", v)
+	}
+	s = s[1:]
+	var d Duration
+	inTime := false
+	num := 0
+	digits := 0
+	for _, c := range s {
+		switch {
+		case c >= '0' && c <= '9':
+			num = num*10 + int(c-'0')
+			digits++
+			if num > 1e7 {
+				return Duration{}, fmt.Errorf("duration %q is too long", v)
+			}
+			continue
+		case c == 'T':
+			if inTime || digits > 0 {
+				return Duration{}, fmt.Errorf("invalid duration %q", v)
+			}
+			inTime = true
+			continue
+		}
+		if digits == 0 {
+			return Duration{}, fmt.Errorf("invalid duration %q", v)
+		}
+		switch {
+		case c == 'W':
+			d.Days += 7 * num
+		case c == 'D' && !inTime:
+			d.Days += num
+		case c == 'H' && inTime:
+			d.Exact += time.Duration(num) * time.Hour
+		case c == 'M' && inTime:
+			d.Exact += time.Duration(num) * time.Minute
+		case c == 'S' && inTime:
+			d.Exact += time.Duration(num) * time.Second
+		default:
+			return Duration{}, fmt.Errorf("invalid duration %q", v)
+		}
+		num, digits = 0, 0
+	}
+	if digits > 0 {
+		return Duration{}, fmt.Errorf("invalid duration %q", v)
+	}
+	if neg {
+		d.Days, d.Exact = -d.Days, -d.Exact
+	}
+	return d, nil
+}
+
+func addDuration(t time.Time, d Duration) time.Time {
+	return t.AddDate(0, 0, d.Days).Add(d.Exact)
+}

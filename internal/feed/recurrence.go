@@ -1,0 +1,278 @@
+package feed
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	ical "github.com/arran4/golang-ical"
+	"github.com/teambition/rrule-go"
+)
+
+// rruleParts are the RRULE parts RFC 5545 defines; Google refuses others.
+var rruleParts = map[string]bool{
+	"FREQ": true, "UNTIL": true, "COUNT": true, "INTERVAL": true, "BYSECOND": true, "BYMINUTE": true,
+	"BYHOUR": true, "BYDAY": true, "BYMONTHDAY": true, "BYYEARDAY": true, "BYWEEKNO": true, "BYMONTH": true,
+	"BYSETPOS": true, "WKST": true,
+}
+
+// parseRRule validates an RRULE value and returns its options (UNTIL read
+// as UTC fields, whatever its form).
+func parseRRule(v string) (*rrule.ROption, error) {
+	v = normaliseRRule(v)
+	if v == "" {
+		return nil, errors.New("empty RRULE")
+	}
+	for part := range strings.SplitSeq(v, ";") {
+		k, _, ok := strings.Cut(part, "=")
+		if !ok || !rruleParts[k] {
+			return nil, fmt.Errorf("invalid RRULE part %q", part)
+		}
+	}
+	opt, err := rrule.StrToROption(v)
+	if err != nil {
+		return nil, fmt.Errorf("invalid RRULE %q: %w", v, err)
+	}
+	if _, err := rrule.NewRRule(*opt); err != nil {
+		return nil, fmt.Errorf("invalid RRULE %q: %w", v, err)
+	}
+	return opt, nil
+}
+
+// normaliseRRule upper-cases an RRULE value and drops the spaces some
+// producers put in lists ("BYDAY=MO, TU") and a trailing ";".
+func normaliseRRule(v string) string {
+	v = strings.ToUpper(strings.TrimPrefix(strings.TrimSpace(v), "RRULE:"))
+	v = strings.Map(func(r rune) rune {
+		if r == ' ' || r == '\t' {
+			return -1
+		}
+		return r
+	}, v)
+	return strings.Trim(v, ";")
+}
+
+// recurrence turns a master's RRULE, RDATE and EXDATE into the lines
+// Google accepts: one RRULE as given but validated, with UNTIL in UTC when
+// the series has a time zone (a DATE when it is all-day); RDATE and EXDATE
+// values in the series' IANA zone, or in UTC when it has none, sorted into
+// one line each so that property order never changes the hash.
+func (p *parser) recurrence(ev *Event, s *series, r *rawEvent) error {
+	if len(r.rrules) == 0 && len(r.rdate) == 0 {
+		if len(r.exdate) > 0 && ev.RecurrenceID == "" {
+			p.warn(ev.UID, "EXDATE without RRULE or RDATE ignored")
+		}
+		return nil
+	}
+	if ev.RecurrenceID != "" {
+		p.warn(ev.UID, fmt.Sprintf("recurrence lines on the instance %s ignored", ev.RecurrenceID))
+		return nil
+	}
+	if len(r.rrules) > 1 {
+		// Several RRULEs are legal in RFC 2445 but not in Google: keep the
+		// smallest, whatever the order.
+		slices.SortFunc(r.rrules, func(a, b *ical.IANAProperty) int { return strings.Compare(a.Value, b.Value) })
+		p.warn(ev.UID, fmt.Sprintf("%d RRULEs; kept %q only", len(r.rrules), r.rrules[0].Value))
+	}
+	var lines []string
+	if len(r.rrules) > 0 {
+		line, opt, err := p.rruleLine(ev, r.rrules[0].Value)
+		if err != nil {
+			// The series cannot be expanded: keep its first occurrence.
+			p.warn(ev.UID, fmt.Sprintf("event%s: %v; only its first occurrence is kept", quoteSummary(ev.Summary), err))
+		} else {
+			lines = append(lines, line)
+			s.rule = opt
+		}
+	}
+	var rdLine, exLine string
+	rdLine, s.rdates = p.dateList(ev, "RDATE", r.rdate)
+	if rdLine != "" {
+		lines = append(lines, rdLine)
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	exLine, s.exdates = p.dateList(ev, "EXDATE", r.exdate)
+	if exLine != "" {
+		lines = append(lines, exLine)
+	}
+	ev.Recurrence = lines
+	return nil
+}
+
+// rruleLine validates an RRULE and puts its UNTIL in the form Google
+// wants. The options come back with DTSTART set, for the window.
+func (p *parser) rruleLine(ev *Event, v string) (string, *rrule.ROption, error) {
+	opt, err := parseRRule(v)
+	if err != nil {
+		return "", nil, err
+	}
+	parts := strings.Split(normaliseRRule(v), ";")
+	out := parts[:0]
+	hasUntil := false
+	for _, part := range parts {
+		k, val, _ := strings.Cut(part, "=")
+		if k != "UNTIL" {
+			out = append(out, part)
+			continue
+		}
+		hasUntil = true
+		until, err := p.until(ev, val)
+		if err != nil {
+			return "", nil, err
+		}
+		if ev.Start.AllDay {
+			out = append(out, "UNTIL="+until.Format("20060102"))
+			opt.Until = until
+		} else {
+			out = append(out, "UNTIL="+until.UTC().Format("20060102T150405Z"))
+			opt.Until = until
+		}
+	}
+	if hasUntil && opt.Count > 0 {
+		// RFC 5545 forbids both; UNTIL is the safer bound.
+		opt.Count = 0
+		out = slices.DeleteFunc(out, func(s string) bool { return strings.HasPrefix(s, "COUNT=") })
+	}
+	if ev.Start.AllDay {
+		opt.Dtstart = ev.Start.T
+		if !opt.Until.IsZero() {
+			opt.Until = opt.Until.Add(24*time.Hour - time.Second)
+		}
+	} else {
+		opt.Dtstart = ev.Start.T
+		if !opt.Until.IsZero() {
+			opt.Until = opt.Until.In(ev.Start.T.Location())
+		}
+	}
+	return "RRULE:" + strings.Join(out, ";"), opt, nil
+}
+
+// until reads an UNTIL value. For an all-day series it is a date (a UTC
+// date-time becomes the date it already is anywhere on Earth, UTC+14, so a
+// producer's local midnight never loses the last day); for a timed series
+// an instant (a DATE means the end of that day, a floating time is in the
+// series' zone).
+func (p *parser) until(ev *Event, val string) (time.Time, error) {
+	utc := strings.HasSuffix(val, "Z")
+	wall, isDate, err := parseICalTime(strings.TrimSuffix(val, "Z"))
+	if err != nil {
+		return time.Time{}, fmt.Errorf("invalid UNTIL %q", val)
+	}
+	if ev.Start.AllDay {
+		if utc {
+			wall = wall.Add(14 * time.Hour)
+		}
+		return time.Date(wall.Year(), wall.Month(), wall.Day(), 0, 0, 0, 0, time.UTC), nil
+	}
+	loc := ev.Start.T.Location()
+	switch {
+	case utc:
+		return wall, nil
+	case isDate:
+		return time.Date(wall.Year(), wall.Month(), wall.Day(), 23, 59, 59, 0, loc), nil
+	}
+	return time.Date(wall.Year(), wall.Month(), wall.Day(), wall.Hour(), wall.Minute(), wall.Second(), 0, loc), nil
+}
+
+// dateList merges RDATE or EXDATE properties into one Google line and the
+// instants (all-day: UTC midnights) for the window.
+func (p *parser) dateList(ev *Event, name string, props []*ical.IANAProperty) (string, []time.Time) {
+	if len(props) == 0 {
+		return "", nil
+	}
+	var ts []time.Time
+	for _, pr := range props {
+		tzid := param(pr, "TZID")
+		isDate := strings.EqualFold(param(pr, "VALUE"), "DATE")
+		for v := range strings.SplitSeq(pr.Value, ",") {
+			v = strings.TrimSpace(v)
+			if i := strings.IndexByte(v, '/'); i >= 0 {
+				v = v[:i] // a PERIOD: Google knows only its start
+			}
+			if v == "" {
+				continue
+			}
+			t, wall, err := p.timeValue(v, tzid, isDate, ev.UID)
+			if err != nil {
+				p.warn(ev.UID, fmt.Sprintf("%s value %q ignored: %v", name, v, err))
+				continue
+			}
+			ts = append(ts, p.alignToStart(ev, t, wall))
+		}
+	}
+	if len(ts) == 0 {
+		return "", nil
+	}
+	slices.SortFunc(ts, func(a, b time.Time) int { return a.Compare(b) })
+	ts = slices.CompactFunc(ts, func(a, b time.Time) bool { return a.Equal(b) })
+	vals := make([]string, len(ts))
+	var head string
+	switch {
+	case ev.Start.AllDay:
+		head = name + ";VALUE=DATE:"
+		for i, t := range ts {
+			vals[i] = t.Format("20060102")
+		}
+	case ev.Start.Zone != "":
+		head = name + ";TZID=" + ev.Start.Zone + ":"
+		loc := ev.Start.T.Location()
+		for i, t := range ts {
+			vals[i] = t.In(loc).Format("20060102T150405")
+		}
+	default:
+		head = name + ":"
+		for i, t := range ts {
+			vals[i] = t.UTC().Format("20060102T150405Z")
+		}
+	}
+	return head + strings.Join(vals, ","), ts
+}
+
+// alignToStart gives a date in a timed series the series' time of day, and
+// a date-time in an all-day series its date.
+func (p *parser) alignToStart(ev *Event, t Time, wall time.Time) time.Time {
+	switch {
+	case ev.Start.AllDay && !t.AllDay:
+		return time.Date(wall.Year(), wall.Month(), wall.Day(), 0, 0, 0, 0, time.UTC)
+	case !ev.Start.AllDay && t.AllDay:
+		st := ev.Start.T
+		return time.Date(t.T.Year(), t.T.Month(), t.T.Day(), st.Hour(), st.Minute(), st.Second(), 0, st.Location())
+	}
+	return t.T
+}
+
+// alignRecurrenceIDs gives each override's RECURRENCE-ID the type of its
+// master's DTSTART (Exchange writes date-time ids for all-day series), so
+// the key matches the instance Google expands.
+func alignRecurrenceIDs(events []Event, ss []*series) {
+	masters := map[string]int{}
+	for i := range events {
+		if events[i].RecurrenceID == "" && events[i].IsRecurring() {
+			if _, ok := masters[events[i].UID]; !ok {
+				masters[events[i].UID] = i
+			}
+		}
+	}
+	for i := range events {
+		ev := &events[i]
+		m, ok := masters[ev.UID]
+		if ev.RecurrenceID == "" || !ok {
+			continue
+		}
+		master := &events[m]
+		isDate := len(ev.RecurrenceID) == 8
+		wall := ss[i].ridWall
+		switch {
+		case master.Start.AllDay && !isDate:
+			ev.RecurrenceID = wall.Format("20060102")
+		case !master.Start.AllDay && isDate:
+			st := master.Start.T
+			t := time.Date(wall.Year(), wall.Month(), wall.Day(), st.Hour(), st.Minute(), st.Second(), 0, st.Location())
+			ev.RecurrenceID = t.UTC().Format("20060102T150405Z")
+		}
+	}
+}

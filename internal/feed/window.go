@@ -1,0 +1,134 @@
+package feed
+
+import (
+	"time"
+
+	"github.com/teambition/rrule-go"
+)
+
+// maxExpansion bounds the instances examined for one series: past it the
+// series is kept, which errs towards mirroring too much, never too little.
+const maxExpansion = 100000
+
+// window drops events outside [Now-WindowPast, Now+WindowFuture]. A master
+// stays while any instance, or any of its overrides, falls inside; an
+// override stays with its master (Google cannot hold an instance without
+// one), and an orphan override when it falls inside itself.
+func (p *parser) window(events []Event, ss []*series) []Event {
+	now := p.opts.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	var lo, hi time.Time
+	if p.opts.WindowPast > 0 {
+		lo = now.Add(-p.opts.WindowPast)
+	}
+	if p.opts.WindowFuture > 0 {
+		hi = now.Add(p.opts.WindowFuture)
+	}
+	overlaps := func(start, end time.Time) bool {
+		if !lo.IsZero() && !end.After(lo) && !(end.Equal(start) && !start.Before(lo)) {
+			return false
+		}
+		return hi.IsZero() || start.Before(hi)
+	}
+	keepMaster := map[string]bool{}
+	hasMaster := map[string]bool{}
+	for i := range events {
+		ev := &events[i]
+		if ev.RecurrenceID != "" {
+			continue
+		}
+		hasMaster[ev.UID] = true
+		if ev.IsRecurring() {
+			keepMaster[ev.UID] = seriesOverlaps(ev, ss[i], lo, hi)
+		} else {
+			keepMaster[ev.UID] = overlaps(ev.Start.T, ev.End.T)
+		}
+	}
+	// An override moved into the window keeps its master.
+	for i := range events {
+		ev := &events[i]
+		if ev.RecurrenceID != "" && hasMaster[ev.UID] && overlaps(ev.Start.T, ev.End.T) {
+			keepMaster[ev.UID] = true
+		}
+	}
+	out := events[:0]
+	for i := range events {
+		ev := &events[i]
+		keep := keepMaster[ev.UID]
+		if ev.RecurrenceID != "" && !hasMaster[ev.UID] {
+			keep = overlaps(ev.Start.T, ev.End.T)
+		}
+		if keep {
+			out = append(out, *ev)
+		} else {
+			p.cal.OutsideWindow++
+			p.cal.Outside = append(p.cal.Outside, ev.Key())
+		}
+	}
+	return out
+}
+
+// seriesOverlaps reports whether any instance of a recurring master
+// overlaps [lo, hi) (zero bounds are open).
+func seriesOverlaps(ev *Event, s *series, lo, hi time.Time) bool {
+	length := ev.End.T.Sub(ev.Start.T)
+	from := lo
+	if !from.IsZero() {
+		from = from.Add(-length)
+	}
+	in := func(t time.Time) bool {
+		if !from.IsZero() && !t.After(from) && !(length == 0 && t.Equal(from)) {
+			return false
+		}
+		return hi.IsZero() || t.Before(hi)
+	}
+	excluded := func(t time.Time) bool {
+		for _, x := range s.exdates {
+			if x.Equal(t) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, t := range s.rdates {
+		if in(t) && !excluded(t) {
+			return true
+		}
+	}
+	if s.rule == nil {
+		return in(ev.Start.T) && !excluded(ev.Start.T)
+	}
+	opt := *s.rule
+	if !hi.IsZero() && !ev.Start.T.Before(hi) {
+		return false
+	}
+	if !opt.Until.IsZero() && !from.IsZero() && opt.Until.Before(from) {
+		return false
+	}
+	if opt.Count == 0 && opt.Until.IsZero() && hi.IsZero() {
+		return true // endless, and the window is open towards the future
+	}
+	if opt.Freq == rrule.HOURLY || opt.Freq == rrule.MINUTELY || opt.Freq == rrule.SECONDLY {
+		return true // too dense to walk; keep it
+	}
+	r, err := rrule.NewRRule(opt)
+	if err != nil {
+		return true
+	}
+	next := r.Iterator()
+	for n := 0; n < maxExpansion; n++ {
+		t, ok := next()
+		if !ok {
+			return false
+		}
+		if !hi.IsZero() && !t.Before(hi) {
+			return false
+		}
+		if in(t) && !excluded(t) {
+			return true
+		}
+	}
+	return true
+}

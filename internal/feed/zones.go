@@ -1,0 +1,376 @@
+package feed
+
+//go:generate sh -c "cd ../../tools/cldr && npm ci --no-audit --no-fund"
+//go:generate go run gen_zones.go -cldr ../../tools/cldr/node_modules -o zones_cldr.go
+
+import (
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	// The zone database travels with the binary: Debian and others moved
+	// legacy names (US/Pacific) out of the default tzdata package, and a
+	// feed must not resolve differently from one host to the next.
+	_ "time/tzdata"
+)
+
+// How a TZID was resolved, for warnings and tests.
+const (
+	zoneByName     = "name"    // an IANA name or legacy alias
+	zoneByWindows  = "windows" // a Windows zone id (CLDR)
+	zoneByPrefix   = "prefix"  // /mozilla.org/.../Europe/Berlin
+	zoneByGuess    = "guess"   // a display name or city: (UTC-05:00) Eastern Time
+	zoneByRules    = "rules"   // the feed's VTIMEZONE matched an IANA zone
+	zoneByCustom   = "custom"  // the feed's VTIMEZONE, converted to UTC
+	zoneUnresolved = "unknown" // nothing: read as floating
+	zoneUTC        = "UTC"     // canonical name we give UTC
+)
+
+// zone is a resolved TZID.
+type zone struct {
+	// name is the IANA name, "" for custom rules and unresolved zones.
+	name string
+	loc  *time.Location
+	// custom converts wall times when no IANA zone matched the VTIMEZONE.
+	custom *vtimezone
+	how    string
+}
+
+var locations sync.Map // IANA name -> *time.Location
+
+// loadLocation loads an IANA zone once per process.
+func loadLocation(name string) (*time.Location, bool) {
+	if l, ok := locations.Load(name); ok {
+		return l.(*time.Location), true
+	}
+	if name == "" || strings.ContainsAny(name, " \\\x00") || strings.HasPrefix(name, "/") || strings.Contains(name, "..") {
+		return nil, false
+	}
+	l, err := time.LoadLocation(name)
+	if err != nil || l == time.Local {
+		return nil, false
+	}
+	locations.Store(name, l)
+	return l, true
+}
+
+// canonicalZone returns the IANA name for an IANA name or legacy alias,
+// matched without regard to case ("Europe/lisbon", "US/Pacific").
+func canonicalZone(name string) (string, bool) {
+	name = strings.TrimSpace(name)
+	lower := strings.ToLower(name)
+	switch lower {
+	case "utc", "z", "zulu", "gmt", "etc/utc", "etc/gmt", "etc/uct", "uct", "universal", "etc/universal", "etc/zulu", "gmt0", "etc/gmt0", "greenwich", "etc/greenwich":
+		return zoneUTC, true
+	}
+	if c, ok := zoneAliases[lower]; ok {
+		if _, ok := loadLocation(c); ok {
+			return c, true
+		}
+	}
+	if _, ok := loadLocation(name); ok {
+		return name, true
+	}
+	return "", false
+}
+
+// windowsZone maps a Windows zone id ("W. Europe Standard Time") to IANA.
+func windowsZone(name string) (string, bool) {
+	c, ok := windowsZones[strings.ToLower(strings.TrimSpace(name))]
+	if !ok {
+		return "", false
+	}
+	if c == "Etc/UTC" {
+		return zoneUTC, true
+	}
+	return c, true
+}
+
+// cityZones indexes zones by their exemplar city ("sydney", "canberra",
+// "new york"), built from the alias table.
+var cityZones = sync.OnceValue(func() map[string]string {
+	m := make(map[string]string, len(zoneAliases))
+	keys := make([]string, 0, len(zoneAliases))
+	for k := range zoneAliases {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		i := strings.LastIndexByte(k, '/')
+		if i < 0 || strings.HasPrefix(k, "etc/") {
+			continue
+		}
+		city := strings.ReplaceAll(k[i+1:], "_", " ")
+		// The canonical name wins over a link that names the same city.
+		if _, taken := m[city]; !taken || strings.EqualFold(zoneAliases[k], k) {
+			m[city] = zoneAliases[k]
+		}
+	}
+	return m
+})
+
+// candidateZones are every canonical IANA zone, the Windows "golden" zones
+// first, in a fixed order: the order in which a VTIMEZONE's rules are tried.
+var candidateZones = sync.OnceValue(func() []string {
+	seen := map[string]bool{zoneUTC: true}
+	var golden, rest []string
+	for _, c := range windowsZones {
+		if !seen[c] && c != "Etc/UTC" {
+			seen[c] = true
+			golden = append(golden, c)
+		}
+	}
+	for _, c := range zoneAliases {
+		if !seen[c] && !strings.HasPrefix(c, "Etc/") {
+			seen[c] = true
+			rest = append(rest, c)
+		}
+	}
+	sort.Strings(golden)
+	sort.Strings(rest)
+	return append(golden, rest...)
+})
+
+// directZone resolves a TZID by name alone: an IANA name or alias, a
+// Windows id, or a prefixed IANA name (/mozilla.org/20070129_1/Europe/Berlin).
+func directZone(tzid string) (string, string, bool) {
+	if c, ok := canonicalZone(tzid); ok {
+		return c, zoneByName, true
+	}
+	if c, ok := windowsZone(tzid); ok {
+		return c, zoneByWindows, true
+	}
+	if strings.HasPrefix(tzid, "/") || strings.Count(tzid, "/") >= 2 {
+		parts := strings.Split(strings.Trim(tzid, "/"), "/")
+		for i := 1; i < len(parts); i++ {
+			if c, ok := canonicalZone(strings.Join(parts[i:], "/")); ok && (i < len(parts)-1 || c == zoneUTC) {
+				return c, zoneByPrefix, true
+			}
+		}
+	}
+	return "", "", false
+}
+
+// guessZones lists, best first, the zones a display-name or otherwise
+// unknown TZID may mean: "(UTC-05:00) Eastern Time (US & Canada)",
+// "Canberra, Melbourne, Sydney", "Pacific Time (US & Canada), Tijuana",
+// "Eastern", "Germany/Berlin". A "(UTC±hh:mm)" prefix filters by standard
+// offset.
+func guessZones(tzid string) []string {
+	s := strings.TrimSpace(tzid)
+	offset, hasOffset := 0, false
+	if len(s) > 4 && s[0] == '(' {
+		if end := strings.IndexByte(s, ')'); end > 0 {
+			offset, hasOffset = parseGMTOffset(s[1:end])
+			s = strings.TrimSpace(s[end+1:])
+		}
+	}
+	var out []string
+	add := func(c string, ok bool) {
+		if ok && !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	tryName := func(n string) {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			return
+		}
+		add(canonicalZone(n))
+		add(windowsZone(n))
+		add(windowsZone(n + " Standard Time"))
+		if base, ok := strings.CutSuffix(n, " Time"); ok {
+			add(windowsZone(base + " Standard Time"))
+		}
+		if c, ok := cityZones()[strings.ToLower(n)]; ok {
+			add(c, true)
+		}
+	}
+	tryName(s)
+	// Drop parenthesised remarks: "Eastern Time (US & Canada)".
+	bare := s
+	for {
+		i := strings.IndexByte(bare, '(')
+		j := strings.IndexByte(bare, ')')
+		if i < 0 || j < i {
+			break
+		}
+		bare = bare[:i] + bare[j+1:]
+	}
+	tryName(bare)
+	for _, part := range strings.FieldsFunc(bare, func(r rune) bool { return r == ',' || r == '/' || r == ';' }) {
+		tryName(part)
+	}
+	if !hasOffset {
+		return out
+	}
+	// Keep the zones whose standard (lowest) offset is the one named.
+	var kept []string
+	for _, c := range out {
+		if loc, ok := loadLocation(c); ok && standardOffset(loc) == offset {
+			kept = append(kept, c)
+		}
+	}
+	return kept
+}
+
+// parseGMTOffset reads "UTC-05:00", "GMT+10:00", "UTC" as seconds east.
+func parseGMTOffset(s string) (int, bool) {
+	s = strings.TrimSpace(strings.ToUpper(s))
+	rest, ok := strings.CutPrefix(s, "UTC")
+	if !ok {
+		if rest, ok = strings.CutPrefix(s, "GMT"); !ok {
+			return 0, false
+		}
+	}
+	rest = strings.TrimSpace(rest)
+	if rest == "" {
+		return 0, true
+	}
+	sign := 1
+	switch rest[0] {
+	case '-':
+		sign = -1
+	case '+':
+	default:
+		return 0, false
+	}
+	h, m, _ := strings.Cut(rest[1:], ":")
+	hh, err := strconv.Atoi(h)
+	if err != nil {
+		return 0, false
+	}
+	mm := 0
+	if m != "" {
+		if mm, err = strconv.Atoi(m); err != nil {
+			return 0, false
+		}
+	}
+	return sign * (hh*3600 + mm*60), true
+}
+
+// standardOffset is a zone's lowest offset over a recent year: its
+// standard time, in either hemisphere.
+func standardOffset(loc *time.Location) int {
+	low := 1 << 30
+	for m := time.January; m <= time.December; m += 3 {
+		_, off := time.Date(2024, m, 15, 12, 0, 0, 0, time.UTC).In(loc).Zone()
+		low = min(low, off)
+	}
+	return low
+}
+
+// zoneResolver resolves the TZIDs of one feed, once each.
+type zoneResolver struct {
+	defs  map[string]*vtimezone
+	cache map[string]*zone
+	// years bounds the years in which each TZID is used, for matching a
+	// VTIMEZONE's rules against IANA zones.
+	years map[string][2]int
+	// prefer are the feed's and subscription's zones, tried first when
+	// several IANA zones share a VTIMEZONE's rules.
+	prefer []string
+	// matched counts VTIMEZONEs matched against IANA zones so far.
+	matched int
+}
+
+// maxRuleMatches bounds the VTIMEZONEs of one feed matched by their rules.
+const maxRuleMatches = 32
+
+func newZoneResolver() *zoneResolver {
+	return &zoneResolver{defs: map[string]*vtimezone{}, cache: map[string]*zone{}, years: map[string][2]int{}}
+}
+
+// useYear records that tzid is used in year.
+func (r *zoneResolver) useYear(tzid string, year int) {
+	y, ok := r.years[tzid]
+	if !ok {
+		r.years[tzid] = [2]int{year, year}
+		return
+	}
+	r.years[tzid] = [2]int{min(y[0], year), max(y[1], year)}
+}
+
+// resolve returns the zone for a TZID as written in the feed.
+func (r *zoneResolver) resolve(tzid string) *zone {
+	if z, ok := r.cache[tzid]; ok {
+		return z
+	}
+	z := r.lookup(tzid)
+	r.cache[tzid] = z
+	return z
+}
+
+func (r *zoneResolver) lookup(tzid string) *zone {
+	named := func(name, how string) *zone {
+		if name == zoneUTC {
+			return &zone{name: zoneUTC, loc: time.UTC, how: how}
+		}
+		loc, _ := loadLocation(name)
+		return &zone{name: name, loc: loc, how: how}
+	}
+	if name, how, ok := directZone(tzid); ok {
+		return named(name, how)
+	}
+	guesses := guessZones(tzid)
+	def := r.defs[tzid]
+	if def == nil {
+		if len(guesses) > 0 {
+			return named(guesses[0], zoneByGuess)
+		}
+		return &zone{how: zoneUnresolved}
+	}
+	if r.matched >= maxRuleMatches {
+		// Matching costs milliseconds; a feed with hundreds of custom
+		// zones gets the feed's own rules past the first few.
+		return &zone{custom: def, how: zoneByCustom}
+	}
+	r.matched++
+	years, ok := r.years[tzid]
+	if !ok {
+		y := time.Now().Year()
+		years = [2]int{y, y}
+	}
+	from := time.Date(years[0], 1, 1, 0, 0, 0, 0, time.UTC)
+	to := time.Date(min(years[1], years[0]+40)+1, 1, 1, 0, 0, 0, 0, time.UTC)
+	tried := map[string]bool{}
+	try := func(names []string) *zone {
+		for _, n := range names {
+			if tried[n] {
+				continue
+			}
+			tried[n] = true
+			loc, ok := loadLocation(n)
+			if ok && def.matches(loc, from, to) {
+				return named(n, zoneByRules)
+			}
+		}
+		return nil
+	}
+	if z := try(guesses); z != nil {
+		return z
+	}
+	if z := try(r.prefer); z != nil {
+		return z
+	}
+	if z := try(candidateZones()); z != nil {
+		return z
+	}
+	return &zone{custom: def, how: zoneByCustom}
+}
+
+// wallTime places a floating wall-clock time (given as UTC fields) in z.
+// ok is false when the zone is unresolved and the caller must treat the
+// time as floating.
+func (z *zone) wallTime(wall time.Time) (time.Time, bool) {
+	switch {
+	case z.loc != nil:
+		return time.Date(wall.Year(), wall.Month(), wall.Day(), wall.Hour(), wall.Minute(), wall.Second(), 0, z.loc), true
+	case z.custom != nil:
+		return z.custom.toUTC(wall), true
+	}
+	return time.Time{}, false
+}
