@@ -46,13 +46,23 @@ type Op struct {
 // Plan is every write needed, in a safe order: masters are created before
 // their overridden instances, and instances deleted before their masters.
 type Plan struct {
-	Creates   []Op
-	Updates   []Op
-	Deletes   []Op
+	Creates []Op
+	Updates []Op
+	Deletes []Op
+	// Rekeys are events whose key changed while their content did not (a
+	// feed that mints new UIDs, or a switch to content identity): the
+	// mapping moves to the new key and Google is not written at all.
+	Rekeys    []Rekey
 	Unchanged int
 	// StillRejected counts events Google refused before whose content has not
 	// changed since; they are not sent again.
 	StillRejected int
+}
+
+// Rekey moves a mapping to a new key.
+type Rekey struct {
+	From mapping.Mapping
+	To   mapping.Key
 }
 
 // Writes is the number of writes in the plan.
@@ -112,6 +122,7 @@ func Compute(desired []feed.Event, mapped []mapping.Mapping, rejected []mapping.
 			p.Deletes = append(p.Deletes, Op{Kind: Delete, Key: m.Key, Mapping: m})
 		}
 	}
+	p.pairRekeys()
 	mastersFirst := func(a, b Op) int {
 		return cmp.Or(
 			cmp.Compare(boolInt(a.Key.RecurrenceID != ""), boolInt(b.Key.RecurrenceID != "")),
@@ -123,6 +134,42 @@ func Compute(desired []feed.Event, mapped []mapping.Mapping, rejected []mapping.
 	slices.SortFunc(p.Updates, mastersFirst)
 	slices.SortFunc(p.Deletes, func(a, b Op) int { return -mastersFirst(a, b) })
 	return p
+}
+
+// pairRekeys turns a create and a delete of identical content (same hash,
+// same recurrence id) into a rekey, pairing them in key order.
+func (p *Plan) pairRekeys() {
+	if len(p.Creates) == 0 || len(p.Deletes) == 0 {
+		return
+	}
+	type twin struct {
+		hash, rid string
+	}
+	gone := map[twin][]int{}
+	for i, op := range p.Deletes {
+		t := twin{op.Mapping.Hash, op.Key.RecurrenceID}
+		gone[t] = append(gone[t], i)
+	}
+	paired := map[int]bool{}
+	creates := p.Creates[:0:0]
+	for _, op := range p.Creates {
+		t := twin{op.Event.Hash, op.Key.RecurrenceID}
+		if idx := gone[t]; len(idx) > 0 {
+			gone[t] = idx[1:]
+			paired[idx[0]] = true
+			p.Rekeys = append(p.Rekeys, Rekey{From: *p.Deletes[idx[0]].Mapping, To: op.Key})
+			p.Unchanged++
+			continue
+		}
+		creates = append(creates, op)
+	}
+	deletes := p.Deletes[:0:0]
+	for i, op := range p.Deletes {
+		if !paired[i] {
+			deletes = append(deletes, op)
+		}
+	}
+	p.Creates, p.Deletes = creates, deletes
 }
 
 func boolInt(b bool) int {

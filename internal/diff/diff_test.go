@@ -59,15 +59,15 @@ func TestCompute(t *testing.T) {
 		},
 		{
 			name:      "mixed",
-			desired:   []feed.Event{ev("keep", "", "1"), ev("change", "", "2"), ev("new", "", "1")},
-			mapped:    []mapping.Mapping{mp("keep", "", "1"), mp("change", "", "1"), mp("old", "", "1")},
+			desired:   []feed.Event{ev("keep", "", "1"), ev("change", "", "2"), ev("new", "", "n")},
+			mapped:    []mapping.Mapping{mp("keep", "", "1"), mp("change", "", "1"), mp("old", "", "o")},
 			want:      []string{"create new", "update change", "delete old"},
 			unchanged: 1,
 		},
 		{
 			name:    "masters created before instances, instances deleted before masters",
-			desired: []feed.Event{ev("s", "20270105T090000Z", "1"), ev("s", "", "1")},
-			mapped:  []mapping.Mapping{mp("t", "", "1"), mp("t", "20270105T090000Z", "1")},
+			desired: []feed.Event{ev("s", "20270105T090000Z", "s1"), ev("s", "", "s0")},
+			mapped:  []mapping.Mapping{mp("t", "", "t0"), mp("t", "20270105T090000Z", "t1")},
 			want:    []string{"create s", "create s@20270105T090000Z", "delete t@20270105T090000Z", "delete t"},
 		},
 		{
@@ -92,6 +92,9 @@ func TestCompute(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := diff.Compute(tt.desired, tt.mapped, tt.rejected)
+			if len(p.Rekeys) != 0 {
+				t.Errorf("unexpected rekeys %+v", p.Rekeys)
+			}
 			got := render(p)
 			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
 				t.Errorf("ops = %v, want %v", got, tt.want)
@@ -118,5 +121,29 @@ func TestCancelledSingleEventsAreNotWanted(t *testing.T) {
 	p := diff.Compute([]feed.Event{cancelled, newCancelled, instance}, []mapping.Mapping{mp("gone", "", "1")}, nil)
 	if got := fmt.Sprint(render(p)); got != "[create series@20270105T090000Z delete gone]" {
 		t.Errorf("ops = %s", got)
+	}
+}
+
+func TestUnchangedContentUnderNewKeysIsRekeyed(t *testing.T) {
+	// A feed that minted new UIDs: same content, new keys. One event really
+	// changed, one really left, one is really new.
+	desired := []feed.Event{ev("n1", "", "h1"), ev("n2", "", "h2"), ev("n3", "", "changed"), ev("n4", "", "brand-new"),
+		ev("n1", "20270105T090000Z", "i1")}
+	mapped := []mapping.Mapping{mp("o1", "", "h1"), mp("o2", "", "h2"), mp("o3", "", "h3"), mp("o4", "", "gone"),
+		mp("o1", "20270112T090000Z", "i1")}
+	p := diff.Compute(desired, mapped, nil)
+	var rekeys []string
+	for _, r := range p.Rekeys {
+		rekeys = append(rekeys, r.From.Key.String()+"→"+r.To.String())
+	}
+	if fmt.Sprint(rekeys) != "[o1→n1 o2→n2]" {
+		t.Errorf("rekeys = %v", rekeys)
+	}
+	// Content that changed, or an instance of another date, is no twin.
+	if got := fmt.Sprint(render(p)); got != "[create n3 create n4 create n1@20270105T090000Z delete o1@20270112T090000Z delete o4 delete o3]" {
+		t.Errorf("ops = %s", got)
+	}
+	if p.Unchanged != 2 {
+		t.Errorf("unchanged = %d, want 2", p.Unchanged)
 	}
 }

@@ -51,12 +51,20 @@ func (r Repair) Empty() bool {
 func Reconcile(subscriptionID string, mapped []mapping.Mapping, owned []Owned) Repair {
 	var r Repair
 	have := make(map[mapping.Key]mapping.Mapping, len(mapped))
+	mappedIDs := make(map[string]bool, len(mapped))
 	for _, m := range mapped {
 		have[m.Key] = m
+		mappedIDs[m.EventID] = true
 	}
 	live := map[mapping.Key][]Owned{}
+	liveIDs := map[string]bool{}
 	for _, o := range owned {
 		if !o.Cancelled {
+			liveIDs[o.EventID] = true
+		}
+		// An event already mapped under another key (it was rekeyed when
+		// its feed changed its UID) is not a stray to adopt.
+		if !o.Cancelled && (!mappedIDs[o.EventID] || have[o.Key].EventID == o.EventID) {
 			live[o.Key] = append(live[o.Key], o)
 		}
 	}
@@ -90,7 +98,7 @@ func Reconcile(subscriptionID string, mapped []mapping.Mapping, owned []Owned) R
 		}
 	}
 	for _, m := range mapped {
-		if len(live[m.Key]) > 0 || m.Key.RecurrenceID != "" {
+		if len(live[m.Key]) > 0 || liveIDs[m.EventID] || m.Key.RecurrenceID != "" {
 			continue
 		}
 		m.Hash, m.ETag = "", ""

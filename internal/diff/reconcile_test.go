@@ -71,6 +71,11 @@ func TestReconcile(t *testing.T) {
 			adopt:  []string{"a=" + id("a", 1) + "/1/h"},
 		},
 		{
+			name:   "an event rekeyed to a new UID is neither adopted under its old one nor refreshed",
+			mapped: []mapping.Mapping{mapped("new", id("old", 0), "h")},
+			owned:  []diff.Owned{owned("old", id("old", 0), "h", false, 1)},
+		},
+		{
 			name:   "a missing overridden instance is not refreshed",
 			mapped: []mapping.Mapping{{Key: mapping.Key{UID: "s", RecurrenceID: "20270105T090000Z"}, EventID: "xyz12", Hash: "h"}},
 		},

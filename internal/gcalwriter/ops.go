@@ -59,6 +59,11 @@ func persistError(br *batchRun, op diff.Op, err error) *unrecordedError {
 }
 
 func (w *Writer) saved(br *batchRun, op diff.Op, m mapping.Mapping) error {
+	if op.Event != nil && !op.Event.IsRecurring() {
+		// A series' end needs its rule expanded; unknown keeps it in the
+		// window, which only errs on the side of deleting as the feed says.
+		m.EndsAt = op.Event.End.T
+	}
 	if err := br.p.Saved(br.ctx, m); err != nil {
 		return persistError(br, op, err)
 	}

@@ -40,7 +40,11 @@ type Mapping struct {
 	Hash string
 	// ETag is the Google etag of the event as we last wrote it; updates send
 	// it as If-Match so a person's edits are noticed.
-	ETag      string
+	ETag string
+	// EndsAt is when the event ends (zero for a recurring series or when
+	// unknown): an event that ended before the window and then left the
+	// feed is history, not a deletion.
+	EndsAt    time.Time
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }

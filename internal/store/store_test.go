@@ -31,7 +31,7 @@ func TestMigrationsAreAppliedOnce(t *testing.T) {
 }
 
 // latestMigration is the number of the newest file in migrations/<driver>.
-const latestMigration = 1
+const latestMigration = 2
 
 // Replicas starting at once must not trip over each other's migrations.
 func TestConcurrentOpensMigrateOnce(t *testing.T) {
@@ -115,7 +115,7 @@ func TestMappingsAndRejections(t *testing.T) {
 		if _, err := s.EnsureSubscription(ctx, "team", "cal", "default"); err != nil {
 			t.Fatal(err)
 		}
-		a := mapping.Mapping{Key: mapping.Key{UID: "a"}, EventID: "ida", Hash: "h1", ETag: `"1"`}
+		a := mapping.Mapping{Key: mapping.Key{UID: "a"}, EventID: "ida", Hash: "h1", ETag: `"1"`, EndsAt: time.Date(2027, 1, 11, 10, 0, 0, 0, time.UTC)}
 		inst := mapping.Mapping{Key: mapping.Key{UID: "a", RecurrenceID: "20270105T090000Z"}, EventID: "ida_x", Hash: "h2"}
 		for _, m := range []mapping.Mapping{a, inst} {
 			if err := s.PutMapping(ctx, "team", m); err != nil {
@@ -133,7 +133,8 @@ func TestMappingsAndRejections(t *testing.T) {
 		if err != nil || len(ms) != 2 {
 			t.Fatalf("mappings = %v, %v", ms, err)
 		}
-		if ms[0].Hash != "h3" || ms[0].ETag != `"2"` || ms[0].Generation != 1 || ms[1].Key.RecurrenceID == "" {
+		if ms[0].Hash != "h3" || ms[0].ETag != `"2"` || ms[0].Generation != 1 || ms[1].Key.RecurrenceID == "" ||
+			!ms[0].EndsAt.Equal(a.EndsAt) || !ms[1].EndsAt.IsZero() {
 			t.Fatalf("mappings = %+v", ms)
 		}
 		if n, _ := s.CountMappings(ctx, "team"); n != 2 {

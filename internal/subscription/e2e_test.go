@@ -206,3 +206,5 @@ func TestLostDatabaseCreatesNoDuplicates(t *testing.T) {
 }
 
 func subscriptionAllowDeletes() subscription.Options { return subscription.Options{AllowDeletes: true} }
+
+func subscriptionReconcile() subscription.Options { return subscription.Options{Reconcile: true} }

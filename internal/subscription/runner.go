@@ -1,7 +1,6 @@
 package subscription
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -308,7 +307,10 @@ func (r *Runner) execute(ctx context.Context, log *slog.Logger, cfg *config.Conf
 		st.GuardRuns, st.HeldDeletes = 0, 0
 		return store.OutcomeNotModified, false, nil, nil
 	}
-	cal, err := feed.Parse(bytes.NewReader(resp.Body), feed.Options{DefaultZone: cfg.EffectiveTimeZone(sub)})
+	win := cfg.EffectiveWindow(sub)
+	now := r.now()
+	cal, err := feed.ParseBytes(resp.Body, feed.Options{DefaultZone: cfg.EffectiveTimeZone(sub), Identity: feed.Identity(sub.Identity),
+		WindowPast: win.Past.D(), WindowFuture: win.Future.D(), Now: now})
 	if err != nil {
 		// An HTML login page or a truncated body is a failed fetch too.
 		r.observeFetch(sub.ID, "error")
@@ -333,8 +335,24 @@ func (r *Runner) execute(ctx context.Context, log *slog.Logger, cfg *config.Conf
 	if err != nil {
 		return store.OutcomeFailed, false, nil, err
 	}
-	plan := diff.Compute(cal.Events, mapped, rejected)
-	held := r.guard(log, cfg, sub, st, &plan, len(cal.Events), len(mapped), opts)
+	// Only the window is mirrored: events that aged out of it stay in Google
+	// as they are, whether they are still in the feed or not.
+	inWindow := withinWindow(mapped, cal.Outside, now.Add(-win.Past.D()), win.Past > 0)
+	plan := diff.Compute(cal.Events, inWindow, rejected)
+	churn := diff.DetectUnstableUIDs(cal.Events, inWindow)
+	st.Notes = withoutNote(st.Notes, unstableNote)
+	if churn.Unstable && sub.Identity != string(feed.IdentityContent) {
+		// Naive mirrors delete and recreate everything for such feeds; the
+		// plan instead moves each mapping to its event's new UID, without a
+		// single write. Content identity avoids even that.
+		log.Warn("the feed mints new UIDs on every fetch: most events came back under new UIDs with unchanged content; they are re-keyed without writes — set identity: content for this subscription",
+			"new", churn.New, "same_content", churn.Twins, "rekeyed", len(plan.Rekeys))
+		st.Notes = append(st.Notes, unstableNote)
+	}
+	if err := r.rekey(ctx, sub.ID, plan.Rekeys); err != nil {
+		return store.OutcomeFailed, false, nil, err
+	}
+	held := r.guard(log, cfg, sub, st, &plan, len(cal.Events), len(inWindow), opts)
 	run.HeldDeletes = held
 	run.Unchanged = plan.Unchanged
 	rep.Plan = PlanCounts{Creates: len(plan.Creates), Updates: len(plan.Updates), Deletes: len(plan.Deletes), Unchanged: plan.Unchanged, HeldDeletes: held}
@@ -401,6 +419,56 @@ func (r *Runner) guard(log *slog.Logger, cfg *config.Config, sub config.Subscrip
 	st.HeldDeletes = n
 	plan.Deletes = nil
 	return n
+}
+
+// unstableNote is shown on a subscription whose feed changes its UIDs.
+const unstableNote = "the feed mints new UIDs on every fetch (most events came back under new UIDs with unchanged content): set identity: content for this subscription; meanwhile its mappings are re-keyed each run, without writes"
+
+// rekey moves mappings to their events' new keys (same content, new UID).
+func (r *Runner) rekey(ctx context.Context, sub string, rekeys []diff.Rekey) error {
+	ctx = context.WithoutCancel(ctx)
+	for _, rk := range rekeys {
+		m := rk.From
+		m.Key = rk.To
+		if err := r.Store.PutMapping(ctx, sub, m); err != nil {
+			return err
+		}
+		if err := r.Store.DeleteMapping(ctx, sub, rk.From.Key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func withoutNote(notes []string, note string) []string {
+	out := notes[:0:0]
+	for _, n := range notes {
+		if n != note {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// withinWindow drops the mappings of events outside the sync window: those
+// the parser dropped for being outside it, and those that ended before its
+// start (known from their end time) whether or not the feed still has them.
+func withinWindow(mapped []mapping.Mapping, outside []mapping.Key, start time.Time, bounded bool) []mapping.Mapping {
+	if len(outside) == 0 && !bounded {
+		return mapped
+	}
+	drop := make(map[mapping.Key]bool, len(outside))
+	for _, k := range outside {
+		drop[k] = true
+	}
+	out := make([]mapping.Mapping, 0, len(mapped))
+	for _, m := range mapped {
+		if drop[m.Key] || (bounded && !m.EndsAt.IsZero() && m.EndsAt.Before(start)) {
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 // reconcile repairs drift between Google and our mappings before planning:
