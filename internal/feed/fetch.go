@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -173,7 +172,7 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 	case code == http.StatusNotModified:
 		return &Response{NotModified: true, ETag: req.ETag, LastModified: req.LastModified}, nil
 	case code == http.StatusTooManyRequests || code == http.StatusRequestTimeout || code >= 500:
-		return nil, &FetchError{Kind: Unavailable, StatusCode: code, RetryAfter: ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()),
+		return nil, &FetchError{Kind: Unavailable, StatusCode: code, RetryAfter: ParseRetryAfter(resp.Header.Get("Retry-After"), resp.Header.Get("Date"), time.Now()),
 			Msg: fmt.Sprintf("the feed server answered %s; will try again later", resp.Status)}
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
 		return nil, &FetchError{Kind: Rejected, StatusCode: code,
@@ -305,22 +304,36 @@ func stripURL(err error) error {
 	return err
 }
 
-// ParseRetryAfter reads a Retry-After header in seconds or as an HTTP date.
-func ParseRetryAfter(v string, now time.Time) time.Duration {
+// ParseRetryAfter reads a Retry-After header, in seconds or as an HTTP date;
+// an HTTP date is measured against the answer's Date header when there is
+// one (so a skewed local clock does not stretch or shrink it). It is never
+// negative and never more than a day.
+func ParseRetryAfter(v, date string, now time.Time) time.Duration {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return 0
 	}
-	if n, err := strconv.Atoi(v); err == nil {
-		if n < 0 {
-			return 0
+	const maxRetryAfter = 24 * time.Hour
+	var n int64
+	isNum := true
+	for _, r := range v {
+		if r < '0' || r > '9' {
+			isNum = false
+			break
 		}
+		if n = n*10 + int64(r-'0'); n > int64(maxRetryAfter/time.Second) {
+			n = int64(maxRetryAfter / time.Second)
+		}
+	}
+	if isNum {
 		return time.Duration(n) * time.Second
 	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := t.Sub(now); d > 0 {
-			return d
-		}
+	t, err := http.ParseTime(v)
+	if err != nil {
+		return 0
 	}
-	return 0
+	if d, err := http.ParseTime(strings.TrimSpace(date)); err == nil {
+		now = d
+	}
+	return min(max(t.Sub(now), 0), maxRetryAfter)
 }

@@ -294,8 +294,16 @@ func TestParseRetryAfter(t *testing.T) {
 		"Fri, 01 Jan 2027 12:05:00 GMT": 5 * time.Minute,
 		"Fri, 01 Jan 2027 11:00:00 GMT": 0,
 	} {
-		if got := feed.ParseRetryAfter(in, now); got != want {
+		if got := feed.ParseRetryAfter(in, "", now); got != want {
 			t.Errorf("ParseRetryAfter(%q) = %v, want %v", in, got, want)
 		}
+	}
+	// Never more than a day, however large.
+	if got := feed.ParseRetryAfter("99999999999", "", now); got != 24*time.Hour {
+		t.Errorf("huge Retry-After = %v, want 24h", got)
+	}
+	// An HTTP date counts from the server's own Date, not our clock.
+	if got := feed.ParseRetryAfter("Fri, 01 Jan 2027 12:05:00 GMT", "Fri, 01 Jan 2027 12:04:00 GMT", now); got != time.Minute {
+		t.Errorf("Retry-After against the Date header = %v, want 1m", got)
 	}
 }

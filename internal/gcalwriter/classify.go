@@ -12,6 +12,8 @@ import (
 
 	"golang.org/x/oauth2"
 	"google.golang.org/api/googleapi"
+
+	"github.com/calsyncd/calsyncd/internal/feed"
 )
 
 // Class is what an error from Google means for the sync. Every error is
@@ -140,7 +142,7 @@ func classifyAPI(e *googleapi.Error, now time.Time) Classification {
 	}
 	perDay := strings.Contains(e.Message, "Queries per day") || strings.Contains(allMessages(e), "Queries per day")
 	if e.Header != nil {
-		c.RetryAfter = parseRetryAfter(e.Header.Get("Retry-After"), e.Header.Get("Date"), now)
+		c.RetryAfter = feed.ParseRetryAfter(e.Header.Get("Retry-After"), e.Header.Get("Date"), now)
 	}
 	switch {
 	case e.Code == http.StatusTooManyRequests:
@@ -230,37 +232,4 @@ func classifyRetrieve(e *oauth2.RetrieveError) Classification {
 		c.Message = "the Google token endpoint is unavailable"
 	}
 	return c
-}
-
-// parseRetryAfter reads Retry-After in seconds or as an HTTP date; a date is
-// measured from the response's Date header when it has one (immune to our
-// clock's skew), else from now.
-func parseRetryAfter(v, date string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	const maxRetryAfter = 24 * time.Hour
-	var n int64
-	isNum := true
-	for _, r := range v {
-		if r < '0' || r > '9' {
-			isNum = false
-			break
-		}
-		if n = n*10 + int64(r-'0'); n > int64(maxRetryAfter/time.Second) {
-			n = int64(maxRetryAfter / time.Second)
-		}
-	}
-	if isNum {
-		return time.Duration(n) * time.Second
-	}
-	t, err := http.ParseTime(v)
-	if err != nil {
-		return 0
-	}
-	if d, err := http.ParseTime(strings.TrimSpace(date)); err == nil {
-		now = d
-	}
-	return min(max(t.Sub(now), 0), maxRetryAfter)
 }
