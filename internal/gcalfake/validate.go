@@ -34,10 +34,17 @@ func validateEvent(ev *calendar.Event) *APIError {
 		if ev.Start.Date == "" && ev.Start.TimeZone == "" {
 			return errBadRequest("Missing time zone definition for start time.")
 		}
+		if ev.RecurringEventId != "" {
+			// An instance cannot carry a recurrence of its own.
+			return errInvalidRecurrence()
+		}
 		for _, line := range ev.Recurrence {
 			if apiErr := validateRecurrenceLine(line); apiErr != nil {
 				return apiErr
 			}
+		}
+		if _, apiErr := parseSeries(ev); apiErr != nil {
+			return apiErr
 		}
 	}
 	switch ev.Status {
