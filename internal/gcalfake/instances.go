@@ -53,7 +53,7 @@ func (in instanceRef) virtual() *calendar.Event { return in.sr.instance(in.maste
 // materialize returns the instance as an exception to be stored by the
 // write that makes it one.
 func (in instanceRef) materialize(cal *calendarState) *stored {
-	return &stored{ev: in.virtual()}
+	return &stored{ev: cloneEvent(in.virtual())}
 }
 
 // exceptionsOf indexes the stored exceptions of every master by instance

@@ -80,7 +80,7 @@ func parseSeries(ev *calendar.Event) (*series, *APIError) {
 		s.start = start
 		s.days = int(end.Sub(start).Hours()+12) / 24
 	} else {
-		loc, lerr := time.LoadLocation(ev.Start.TimeZone)
+		loc, lerr := loadLocation(ev.Start.TimeZone)
 		if lerr != nil {
 			return nil, errBadRequest("Invalid time zone definition for start time.")
 		}
@@ -275,7 +275,7 @@ func validUntil(v string) bool {
 func (s *series) dates(name string, params map[string]string, value string) *APIError {
 	loc := s.loc
 	if tz := params["TZID"]; tz != "" {
-		l, err := time.LoadLocation(tz)
+		l, err := loadLocation(tz)
 		if err != nil {
 			return errInvalidRecurrence()
 		}
@@ -476,9 +476,11 @@ func (s *series) dateTime(t time.Time) *calendar.EventDateTime {
 	return &calendar.EventDateTime{DateTime: t.In(s.loc).Format(time.RFC3339), TimeZone: s.tz}
 }
 
-// instance is the unmodified instance of master at orig.
+// instance is the unmodified instance of master at orig. It shares the
+// master's nested values: it is only read (materialize copies it).
 func (s *series) instance(master *calendar.Event, orig time.Time) *calendar.Event {
-	ev := cloneEvent(master)
+	c := *master
+	ev := &c
 	ev.Id = master.Id + "_" + s.instanceSuffix(orig)
 	ev.Recurrence = nil
 	ev.RecurringEventId = master.Id
