@@ -43,14 +43,15 @@ type Op struct {
 	Mapping *mapping.Mapping
 	// Parent is the desired series of an instance exception (Key.Kind()
 	// mapping.Instance), and ParentMapping what we hold for it, if we
-	// wrote it before. A Delete of an instance has no Parent: its series
-	// goes too, or no longer has the instance, and the mapping is only
-	// forgotten.
+	// wrote it before.
 	Parent        *feed.Event
 	ParentMapping *mapping.Mapping
 	// Revert marks the Update of an instance whose override left the
 	// feed: the instance is written back to its series' content.
 	Revert bool
+	// Forget marks the Delete of an instance exception whose series went
+	// (taking it along) or no longer has it: only its mapping goes.
+	Forget bool
 }
 
 // Plan is every write needed, in a safe order: masters are created before
@@ -166,7 +167,7 @@ func Compute(desired []feed.Event, mapped []mapping.Mapping, rejected []mapping.
 			p.Reverts++
 			continue
 		}
-		p.Deletes = append(p.Deletes, Op{Kind: Delete, Key: m.Key, Mapping: m})
+		p.Deletes = append(p.Deletes, Op{Kind: Delete, Key: m.Key, Mapping: m, Forget: m.Key.Kind() == mapping.Instance})
 	}
 	p.pairRekeys()
 	mastersFirst := func(a, b Op) int {

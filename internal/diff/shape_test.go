@@ -202,7 +202,7 @@ func TestComputeRevertsOrForgetsInstancesWhoseOverrideLeft(t *testing.T) {
 	}
 	// The series left the feed: everything goes, instances only forgotten.
 	p = diff.Compute(nil, []mapping.Mapping{mappedMaster, moved}, nil)
-	if got := fmt.Sprint(render(p)); got != "[delete sync@20270111T083000Z delete sync]" || p.Deletes[0].Parent != nil {
+	if got := fmt.Sprint(render(p)); got != "[delete sync@20270111T083000Z delete sync]" || !p.Deletes[0].Forget || p.Deletes[1].Forget {
 		t.Errorf("ops = %s", got)
 	}
 }

@@ -35,13 +35,11 @@ func (w *Writer) checkCalendar(br *batchRun) error {
 
 func (w *Writer) apply(br *batchRun, op diff.Op) error {
 	bud := &budget{}
-	if op.Key.Kind() == mapping.Instance {
-		switch op.Kind {
-		case diff.Create, diff.Update:
-			return w.writeInstance(br, bud, op)
-		case diff.Delete:
-			return w.forget(br, op)
-		}
+	if op.Forget {
+		return w.forget(br, op)
+	}
+	if op.Key.Kind() == mapping.Instance && (op.Kind == diff.Create || op.Kind == diff.Update) {
+		return w.writeInstance(br, bud, op)
 	}
 	switch op.Kind {
 	case diff.Create:
