@@ -82,11 +82,21 @@ type Rekey struct {
 // Writes is the number of writes in the plan.
 func (p Plan) Writes() int { return len(p.Creates) + len(p.Updates) + len(p.Deletes) }
 
-// Ops returns every op: creates, then updates, then deletes.
+// Ops returns every op in the order to write them: creates and updates of
+// single events and series, then those of instance exceptions (an
+// exception is found in its series as Google holds it after the series'
+// own write), then deletes.
 func (p Plan) Ops() []Op {
 	out := make([]Op, 0, p.Writes())
-	out = append(out, p.Creates...)
-	out = append(out, p.Updates...)
+	for _, instances := range []bool{false, true} {
+		for _, ops := range [][]Op{p.Creates, p.Updates} {
+			for _, op := range ops {
+				if (op.Key.Kind() == mapping.Instance) == instances {
+					out = append(out, op)
+				}
+			}
+		}
+	}
 	return append(out, p.Deletes...)
 }
 

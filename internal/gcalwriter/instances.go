@@ -18,8 +18,7 @@ import (
 var errUnparented = errors.New("gcalwriter: not attempted: Google refused the instance's series")
 
 // noInstanceError: the series Google holds has no instance where the feed
-// puts the exception. It is recorded like a refusal: retried when the
-// event changes.
+// puts the exception.
 type noInstanceError struct{ start string }
 
 func (e *noInstanceError) Error() string {

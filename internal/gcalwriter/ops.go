@@ -78,6 +78,9 @@ func (w *Writer) saved(br *batchRun, op diff.Op, m mapping.Mapping) error {
 		}
 		br.series[op.Key] = m.EventID
 		br.mu.Unlock()
+		if op.Mapping != nil && op.Mapping.EventID != m.EventID {
+			br.update(func(r *Result) { r.RecreatedSeries = append(r.RecreatedSeries, op.Key) })
+		}
 	}
 	if err := br.p.Saved(br.ctx, m); err != nil {
 		return persistError(br, op, err)

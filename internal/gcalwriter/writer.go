@@ -77,6 +77,10 @@ type Result struct {
 	Unparented int
 	// RefusedSeries are the recurring events Google refused in this batch.
 	RefusedSeries []mapping.Key
+	// RecreatedSeries are recurring events written under a new id (the
+	// old one was gone for good): their exceptions were left behind with
+	// the old event and must be written again.
+	RecreatedSeries []mapping.Key
 	// Retries counts requests sent again; Waited is the time writes spent
 	// backing off before them, and Paced the time they queued for the
 	// account's pacer.
@@ -712,7 +716,11 @@ func (w *Writer) settle(br *batchRun, op diff.Op, err error) {
 	}
 	var noInst *noInstanceError
 	if errors.As(err, &noInst) {
-		w.reject(br, op, noInst.Error())
+		// Shape only plans exceptions of occurrences the series has; the
+		// series in Google may lag behind (its own write failed). Retried
+		// next run.
+		br.update(func(r *Result) { r.Failed++ })
+		w.log.Warn("no instance to write the exception to", "subscription", br.SubscriptionID, "event", op.Key.String(), "error", noInst.Error())
 		return
 	}
 	var fatal *Error
@@ -777,7 +785,7 @@ func outcomeOf(classOf func(error) Classification, err error) string {
 	case errors.Is(err, errUnparented):
 		return "skipped"
 	case errors.As(err, new(*noInstanceError)):
-		return "rejected"
+		return "failed"
 	case errors.Is(err, errThrottled):
 		return "deferred"
 	case errors.Is(err, errStopped):

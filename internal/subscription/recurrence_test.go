@@ -18,6 +18,7 @@ import (
 	"github.com/calsyncd/calsyncd/internal/feed"
 	"github.com/calsyncd/calsyncd/internal/gcalfake"
 	"github.com/calsyncd/calsyncd/internal/gcalwriter"
+	"github.com/calsyncd/calsyncd/internal/mapping"
 	"github.com/calsyncd/calsyncd/internal/store"
 	"github.com/calsyncd/calsyncd/internal/subscription"
 )
@@ -324,5 +325,54 @@ func TestMutationsCostTheFewestWrites(t *testing.T) {
 				t.Logf("%s: %d writes", mu.name, writes)
 			}
 		})
+	}
+}
+
+func TestSeriesRecreatedUnderANewIDGetsItsExceptionsBack(t *testing.T) {
+	m := newMirror(t)
+	m.setFeedFile(teamFeed)
+	m.syncOK("first sync")
+	master := byTitle(t, m.harness, "Team sync")
+	// A person deletes the series and empties the bin: its id is burnt.
+	m.fake.Delete(testCalendar, master.Id)
+	m.fake.EmptyBin(testCalendar)
+	m.setFeed([]byte(strings.Replace(string(m.feed()), "LOCATION:Room 2.01\r\nEND:VEVENT\r\nBEGIN:VEVENT\r\nUID:team-sync-2026",
+		"LOCATION:Room 2.02\r\nEND:VEVENT\r\nBEGIN:VEVENT\r\nUID:team-sync-2026", 1)))
+	m.syncOK("series changed")
+	m.syncOK("exceptions written again")
+	m.check("after the series was recreated")
+	if byTitle(t, m.harness, "Team sync").Id == master.Id {
+		t.Error("the series kept its burnt id")
+	}
+}
+
+func TestOverridesWrittenAsSingleEventsMoveIntoTheirSeries(t *testing.T) {
+	m := newMirror(t)
+	body, err := os.ReadFile(teamFeed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An earlier calsyncd wrote overrides as events of their own, under
+	// our deterministic id for their key.
+	m.setFeed([]byte(removeEventString(string(body), "RECURRENCE-ID;TZID=Europe/Berlin:20261221T093000")))
+	m.syncOK("series without the move")
+	m.setFeed(body)
+	var moved feed.Event
+	for _, ev := range m.parsed() {
+		if ev.RecurrenceID == "20261221T083000Z" {
+			moved = ev
+		}
+	}
+	legacy := gcalwriter.ToGoogle("team", &moved)
+	legacy.Id = mapping.EventID("team", moved.Key(), 0)
+	m.fake.Seed(testCalendar, legacy)
+	if err := m.store.PutMapping(t.Context(), "team", mapping.Mapping{Key: moved.Key(), EventID: legacy.Id, Hash: moved.Hash}); err != nil {
+		t.Fatal(err)
+	}
+	_, writes := m.syncOK("upgrade")
+	m.check("after the upgrade")
+	// The old event deleted, the instance written.
+	if writes != 2 {
+		t.Errorf("upgrade cost %d writes, want 2", writes)
 	}
 }

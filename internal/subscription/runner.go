@@ -332,6 +332,9 @@ func (r *Runner) execute(ctx context.Context, log *slog.Logger, cfg *config.Conf
 			return store.OutcomeFailed, false, nil, err
 		}
 	}
+	if mapped, err = r.migrateStandaloneOverrides(ctx, sub.ID, mapped); err != nil {
+		return store.OutcomeFailed, false, nil, err
+	}
 	rejected, err := r.Store.Rejections(ctx, sub.ID)
 	if err != nil {
 		return store.OutcomeFailed, false, nil, err
@@ -400,6 +403,9 @@ func (r *Runner) execute(ctx context.Context, log *slog.Logger, cfg *config.Conf
 		rep.Plan.Deletes += len(again.Deletes)
 		rep.Plan.HeldDeletes = held
 	}
+	if err := r.forgetLeftBehind(ctx, sub.ID, res.RecreatedSeries); err != nil {
+		return store.OutcomeFailed, false, nil, err
+	}
 	st.Notes = withoutNotePrefix(st.Notes, diff.ExpansionNotePrefix)
 	if note := diff.ExpansionNote(shaped.Expanded); note != "" {
 		log.Warn("recurring series mirrored as single events", "series", len(shaped.Expanded))
@@ -424,7 +430,9 @@ func (r *Runner) execute(ctx context.Context, log *slog.Logger, cfg *config.Conf
 		}
 	}
 
-	clean := res.Deferred == 0 && res.Failed == 0 && res.Skipped == 0 && held == 0
+	// A series written under a new id needs its exceptions again: the
+	// next run must plan, not find the feed unchanged.
+	clean := res.Deferred == 0 && res.Failed == 0 && res.Skipped == 0 && held == 0 && len(res.RecreatedSeries) == 0
 	switch {
 	case res.Err != nil:
 		return store.OutcomeFailed, false, resp, res.Err
@@ -488,6 +496,51 @@ func (r *Runner) rekey(ctx context.Context, sub string, rekeys []diff.Rekey) err
 	return nil
 }
 
+// migrateStandaloneOverrides moves the mappings of overrides written as
+// events of their own (as calsyncd did before it wrote them as exceptions
+// of their series: their id is our deterministic one, never Google's
+// instance id) to a standalone key. The plan then deletes that event and
+// writes the exception in its series.
+func (r *Runner) migrateStandaloneOverrides(ctx context.Context, sub string, mapped []mapping.Mapping) ([]mapping.Mapping, error) {
+	var moves []diff.Rekey
+	for _, m := range mapped {
+		if m.Key.Kind() == mapping.Instance && m.EventID == mapping.EventID(sub, m.Key, m.Generation) {
+			moves = append(moves, diff.Rekey{From: m, To: mapping.StandaloneKey(m.Key.UID, m.Key.Start())})
+		}
+	}
+	if len(moves) == 0 {
+		return mapped, nil
+	}
+	if err := r.rekey(ctx, sub, moves); err != nil {
+		return nil, err
+	}
+	return r.Store.Mappings(ctx, sub)
+}
+
+// forgetLeftBehind drops the mappings of the exceptions of series that
+// were written under a new id: the exceptions stayed with the old event.
+func (r *Runner) forgetLeftBehind(ctx context.Context, sub string, series []mapping.Key) error {
+	if len(series) == 0 {
+		return nil
+	}
+	gone := map[mapping.Key]bool{}
+	for _, k := range series {
+		gone[k] = true
+	}
+	mapped, err := r.Store.Mappings(ctx, sub)
+	if err != nil {
+		return err
+	}
+	for _, m := range mapped {
+		if p, ok := m.Key.Parent(); ok && gone[p] {
+			if err := r.Store.DeleteMapping(context.WithoutCancel(ctx), sub, m.Key); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // expansionReach bounds, each way from now, the occurrences of a series
 // written as standalone events when the window is open on that side.
 const expansionReach = 365 * 24 * time.Hour
@@ -521,6 +574,7 @@ func mergeResults(a, b gcalwriter.Result) gcalwriter.Result {
 	}
 	a.Rejections = append(a.Rejections, b.Rejections...)
 	a.RefusedSeries = append(a.RefusedSeries, b.RefusedSeries...)
+	a.RecreatedSeries = append(a.RecreatedSeries, b.RecreatedSeries...)
 	a.ThrottleUntil = b.ThrottleUntil
 	if a.Err == nil {
 		a.Err = b.Err
