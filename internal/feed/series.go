@@ -19,9 +19,11 @@ import (
 type Series struct {
 	start Time
 	loc   *time.Location
-	// parts are the RRULE's parts other than COUNT and UNTIL, as written;
+	// parts are the RRULE's parts other than COUNT and UNTIL, as written,
+	// and boundAt where COUNT or UNTIL stood among them (-1: at the end);
 	// hasRule is false for a series of RDATEs only.
 	parts   []string
+	boundAt int
 	hasRule bool
 	count   int
 	// until bounds the rule, inclusive (zero: none).
@@ -36,7 +38,7 @@ func ParseSeries(ev *Event) (*Series, error) {
 	if !ev.IsRecurring() {
 		return nil, errors.New("feed: not a recurring event")
 	}
-	s := &Series{start: ev.Start, loc: ev.Start.T.Location()}
+	s := &Series{start: ev.Start, loc: ev.Start.T.Location(), boundAt: -1}
 	if ev.Start.AllDay {
 		s.loc = time.UTC
 	}
@@ -70,6 +72,9 @@ func (s *Series) readRule(value string) error {
 	s.hasRule = true
 	for part := range strings.SplitSeq(value, ";") {
 		k, v, _ := strings.Cut(part, "=")
+		if k == "COUNT" || k == "UNTIL" {
+			s.boundAt = len(s.parts)
+		}
 		switch k {
 		case "COUNT":
 			n, err := strconv.Atoi(v)
@@ -310,14 +315,22 @@ func (s *Series) countBefore(t time.Time) int {
 func (s *Series) Lines() []string {
 	var lines []string
 	if s.hasRule {
-		parts := slices.Clone(s.parts)
+		var bound string
 		switch {
 		case !s.until.IsZero() && s.start.AllDay:
-			parts = append(parts, "UNTIL="+s.until.Format("20060102"))
+			bound = "UNTIL=" + s.until.Format("20060102")
 		case !s.until.IsZero():
-			parts = append(parts, "UNTIL="+s.until.UTC().Format("20060102T150405Z"))
+			bound = "UNTIL=" + s.until.UTC().Format("20060102T150405Z")
 		case s.count > 0:
-			parts = append(parts, "COUNT="+strconv.Itoa(s.count))
+			bound = "COUNT=" + strconv.Itoa(s.count)
+		}
+		parts := slices.Clone(s.parts)
+		if bound != "" {
+			at := s.boundAt
+			if at < 0 || at > len(parts) {
+				at = len(parts)
+			}
+			parts = slices.Insert(parts, at, bound)
 		}
 		lines = append(lines, "RRULE:"+strings.Join(parts, ";"))
 	}
@@ -409,7 +422,7 @@ func (s *Series) From(cut, end time.Time, sh Shift) (*Series, bool) {
 	if s.hasRule && !s.ruleHas(cut) {
 		return nil, false
 	}
-	out := &Series{start: s.start, loc: s.loc, hasRule: s.hasRule, until: s.until}
+	out := &Series{start: s.start, loc: s.loc, hasRule: s.hasRule, until: s.until, boundAt: s.boundAt}
 	out.start.T = sh.Apply(cut)
 	if s.start.AllDay && sh.clock != 0 {
 		return nil, false
