@@ -417,7 +417,7 @@ func ExpansionNote(xs []Expansion) string {
 	if len(xs) > len(names) {
 		names = append(names, fmt.Sprintf("and %d more", len(xs)-len(names)))
 	}
-	s := fmt.Sprintf("%s %d recurring series Google cannot hold as recurring events as %d single events within the sync window: %s",
+	s := fmt.Sprintf("%s Google cannot hold %d series as recurring events; they are written as %d single events within the sync window: %s",
 		ExpansionNotePrefix, len(xs), n, strings.Join(names, "; "))
 	if truncated {
 		s += "; some series have more occurrences than are mirrored"
@@ -427,4 +427,4 @@ func ExpansionNote(xs []Expansion) string {
 
 // ExpansionNotePrefix starts every expansion note, so a runner can replace
 // the last one.
-const ExpansionNotePrefix = "mirrors"
+const ExpansionNotePrefix = "Recurring series mirrored as single events:"

@@ -1,7 +1,10 @@
 package feed_test
 
 import (
+	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -118,9 +121,16 @@ func TestSeriesCutsAtThisAndFuture(t *testing.T) {
 // Every recurring event of the corpus reads back into the lines it came
 // with.
 func TestSeriesReadsBackTheCorpus(t *testing.T) {
-	_, files := corpusFiles(t)
+	dir, files := corpusFiles(t)
 	n := 0
 	for _, name := range files {
+		body, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(body, []byte("RRULE")) && !bytes.Contains(body, []byte("RDATE")) {
+			continue
+		}
 		cal := mustParseCorpus(t, name, feed.Options{})
 		for i := range cal.Events {
 			ev := &cal.Events[i]

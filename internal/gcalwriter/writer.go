@@ -692,7 +692,10 @@ func (w *Writer) classOf(err error) Classification {
 
 // settle counts a write's outcome; a fatal one stops the batch.
 func (w *Writer) settle(br *batchRun, op diff.Op, err error) {
-	w.o.Observer.WriteDone(br.SubscriptionID, op.Kind.String(), outcomeOf(w.classOf, err))
+	if !op.Forget {
+		// Forgetting a mapping is no write.
+		w.o.Observer.WriteDone(br.SubscriptionID, op.Kind.String(), outcomeOf(w.classOf, err))
+	}
 	if err == nil {
 		return
 	}
