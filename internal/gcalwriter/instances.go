@@ -186,7 +186,10 @@ func originalStartTime(op diff.Op) *calendar.EventDateTime {
 }
 
 // originalStart renders a key's original start as events.instances takes
-// it: RFC 3339 for a timed instance, the date for an all-day one.
+// it: RFC 3339 for a timed instance, the date for an all-day one (the
+// discovery document only says "the original start time of the instance";
+// the date is how originalStartTime holds an all-day instance's start —
+// UNCONFIRMED against Google itself).
 func originalStart(rid string) string {
 	if t, err := time.Parse("20060102T150405Z", rid); err == nil {
 		return t.Format(time.RFC3339)
