@@ -172,8 +172,8 @@ subscriptions:
 	if !strings.Contains(stderr, "key or token file is accessible to group or others") {
 		t.Errorf("no start-up warning about the loose key:\n%s", stderr)
 	}
-	if n := len(fake.Events("team@example.com")); n != 6 || minted.Load() != 1 {
-		t.Errorf("events written = %d (want 6), tokens minted = %d (want 1)", n, minted.Load())
+	if n := len(fake.Events("team@example.com")); n != 8 || minted.Load() != 1 {
+		t.Errorf("events stored = %d (want 8: six single events, a series and one exception), tokens minted = %d (want 1)", n, minted.Load())
 	}
 	if strings.Contains(out+stderr, "cmd-access-secret") {
 		t.Errorf("sync prints the access token")

@@ -62,7 +62,7 @@ func TestDemoTellsItsStory(t *testing.T) {
 			created[l.Subscription] = l.Created
 		}
 	}
-	if created["team"] != 6 || created["outlook"] != 4 || created["holidays"] != 45 {
+	if created["team"] != 9 || created["outlook"] != 4 || created["holidays"] != 45 {
 		t.Errorf("first sync created %v", created)
 	}
 	if progress == 0 {

@@ -210,7 +210,7 @@ subscriptions:
 		t.Errorf("HTML: outcome %s", r.Outcome)
 	}
 	feedMode.Store(2)
-	if r := syncNow("clean"); r.Outcome != "ok" || r.Created != 6 {
+	if r := syncNow("clean"); r.Outcome != "ok" || r.Created != 9 {
 		t.Errorf("clean: outcome %s created %d", r.Outcome, r.Created)
 	}
 	// A change Google rate-limits is deferred (and the account's throttle
@@ -247,7 +247,7 @@ subscriptions:
 		`calsyncd_runs_total{outcome="failed",subscription="team"} 2`,
 		`calsyncd_subscription_state{state="ACTIVE",subscription="team"} 1`,
 		`calsyncd_sync_duration_seconds_count{subscription="team"} 4`,
-		`calsyncd_writes_total{op="create",outcome="ok",subscription="team"} 6`,
+		`calsyncd_writes_total{op="create",outcome="ok",subscription="team"} 9`,
 		`calsyncd_writes_total{op="update",outcome="deferred",subscription="team"} 1`,
 		`calsyncd_deferred_writes_total{subscription="team"} 1`,
 		`calsyncd_google_responses_total{account="default",class="rate_limited"}`,

@@ -84,7 +84,7 @@ subscriptions:
 		t.Fatalf("sync team: code %d\n%s\n%s", code, out, stderr)
 	}
 	var res []syncResult
-	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res) != 1 || res[0].Created != 6 || res[0].State != "ACTIVE" {
+	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res) != 1 || res[0].Created != 9 || res[0].State != "ACTIVE" {
 		t.Fatalf("sync --json = %s (%v)", out, err)
 	}
 	// A subscription whose calendar does not exist fails the run: exit 1.
@@ -104,7 +104,7 @@ subscriptions:
 		t.Fatalf("status --json = %s (%v)", out, err)
 	}
 	for _, s := range st.Subscriptions {
-		if s.ID == "team" && (s.EventsMapped != 6 || s.State != "ACTIVE") {
+		if s.ID == "team" && (s.EventsMapped != 9 || s.State != "ACTIVE") {
 			t.Errorf("team status = %+v", s)
 		}
 		if s.ID == "broken" && (s.ConsecutiveErrors != 1 || s.LastError == nil || s.LastError.Class != "auth") {

@@ -100,6 +100,9 @@ func (s *Story) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := s.weeklySync(team); err != nil {
+		return err
+	}
 	party := s.Feeds.Date(17).Format("20060102")
 	err = s.Feeds.Edit("team.ics", func(b string) string {
 		b = strings.Replace(b, "SUMMARY:Sprint retrospective", "SUMMARY:Sprint retrospective (moved online)", 1)
@@ -165,6 +168,32 @@ func (s *Story) Run(ctx context.Context) error {
 	}
 	s.say("recovery", fmt.Sprintf("the next run picked up the %d deferred writes; nothing was lost or duplicated", r2.Updated),
 		append([]any{"subscription", "holidays", "state", store.StateActive}, runAttrs(r2)...)...)
+	return nil
+}
+
+// weeklySync tells (and checks) how the team's weekly meeting looks in
+// Google: one recurring event, its instance of the 21st moved to Tuesday
+// the 22nd, the one of the 28th cancelled (the sample feed's dates, moved
+// to the present).
+func (s *Story) weeklySync(team config.Subscription) error {
+	first, moved, cancelled := s.Feeds.Date(7), s.Feeds.Date(22), s.Feeds.Date(28)
+	var n int
+	var movedSeen, cancelledSeen bool
+	for _, o := range s.Fake.Agenda(team.Calendar, first, first.AddDate(0, 7, 0)) {
+		if !strings.HasPrefix(o.Summary, "Team sync") {
+			continue
+		}
+		n++
+		day := o.Start.UTC().Truncate(24 * time.Hour)
+		movedSeen = movedSeen || (day.Equal(moved) && o.Summary == "Team sync (moved to Tuesday)")
+		cancelledSeen = cancelledSeen || day.Equal(cancelled)
+	}
+	if n != 25 || !movedSeen || cancelledSeen {
+		return fmt.Errorf("demo: the weekly team sync shows %d times (moved instance seen: %v, cancelled instance seen: %v), want 25, true, false",
+			n, movedSeen, cancelledSeen)
+	}
+	s.say("first_sync", fmt.Sprintf("team: the weekly \"Team sync\" is one recurring event in Google: %d meetings from %s, the one of %s moved to Tuesday %s, the one of %s cancelled",
+		n, first.Format("Mon 2 Jan"), moved.AddDate(0, 0, -1).Format("Mon 2 Jan"), moved.Format("2 Jan"), cancelled.Format("Mon 2 Jan")))
 	return nil
 }
 

@@ -41,6 +41,17 @@ type Op struct {
 	Event *feed.Event
 	// Mapping is what we hold for the event (Update and Delete).
 	Mapping *mapping.Mapping
+	// Parent is the desired series of an instance exception (Key.Kind()
+	// mapping.Instance), and ParentMapping what we hold for it, if we
+	// wrote it before.
+	Parent        *feed.Event
+	ParentMapping *mapping.Mapping
+	// Revert marks the Update of an instance whose override left the
+	// feed: the instance is written back to its series' content.
+	Revert bool
+	// Forget marks the Delete of an instance exception whose series went
+	// (taking it along) or no longer has it: only its mapping goes.
+	Forget bool
 }
 
 // Plan is every write needed, in a safe order: masters are created before
@@ -54,6 +65,9 @@ type Plan struct {
 	// mapping moves to the new key and Google is not written at all.
 	Rekeys    []Rekey
 	Unchanged int
+	// Reverts counts the Updates that write an instance back to its
+	// series (their override left the feed).
+	Reverts int
 	// StillRejected counts events Google refused before whose content has not
 	// changed since; they are not sent again.
 	StillRejected int
@@ -68,21 +82,38 @@ type Rekey struct {
 // Writes is the number of writes in the plan.
 func (p Plan) Writes() int { return len(p.Creates) + len(p.Updates) + len(p.Deletes) }
 
-// Ops returns every op: creates, then updates, then deletes.
+// Ops returns every op in the order to write them: creates and updates of
+// single events and series, then those of instance exceptions (an
+// exception is found in its series as Google holds it after the series'
+// own write), then deletes.
 func (p Plan) Ops() []Op {
 	out := make([]Op, 0, p.Writes())
-	out = append(out, p.Creates...)
-	out = append(out, p.Updates...)
+	for _, instances := range []bool{false, true} {
+		for _, ops := range [][]Op{p.Creates, p.Updates} {
+			for _, op := range ops {
+				if (op.Key.Kind() == mapping.Instance) == instances {
+					out = append(out, op)
+				}
+			}
+		}
+	}
 	return append(out, p.Deletes...)
 }
 
-// Compute plans the writes that make Google match desired. Events with the
-// same key as an earlier one are ignored (the feed package resolves
-// duplicates before this). An event whose content hash matches a rejection
-// is not sent again. A cancelled event that is not an overridden instance
-// (STATUS:CANCELLED on a single event or a whole series) is not wanted: it is
-// never created, and deleted if we wrote it before; a cancelled instance is
-// written, because Google models it as a cancelled exception.
+// Compute plans the writes that make Google match desired, the events as
+// Shape returns them. Events with the same key as an earlier one are
+// ignored (the feed package resolves duplicates before this). An event
+// whose content hash matches a rejection is not sent again. A cancelled
+// event that is not an instance exception (STATUS:CANCELLED on a single
+// event or a whole series) is not wanted: it is never created, and deleted
+// if we wrote it before; a cancelled instance is written, because Google
+// models it as a cancelled exception.
+//
+// An instance exception whose override left the feed is reverted: updated
+// back to its series' content at its original start, and kept mapped so
+// that it follows the series from then on (Google keeps exceptions as
+// independent copies). When its series goes, or no longer has that
+// occurrence, its mapping is only forgotten.
 func Compute(desired []feed.Event, mapped []mapping.Mapping, rejected []mapping.Rejection) Plan {
 	have := make(map[mapping.Key]*mapping.Mapping, len(mapped))
 	for i := range mapped {
@@ -92,12 +123,18 @@ func Compute(desired []feed.Event, mapped []mapping.Mapping, rejected []mapping.
 	for _, r := range rejected {
 		refused[r.Key] = r.Hash
 	}
+	byKey := make(map[mapping.Key]*feed.Event, len(desired))
+	for i := range desired {
+		if k := desired[i].Key(); byKey[k] == nil {
+			byKey[k] = &desired[i]
+		}
+	}
 	var p Plan
 	want := make(map[mapping.Key]bool, len(desired))
 	for i := range desired {
 		ev := &desired[i]
 		k := ev.Key()
-		if ev.Status == feed.StatusCancelled && ev.RecurrenceID == "" {
+		if ev.Status == feed.StatusCancelled && k.Kind() != mapping.Instance {
 			continue
 		}
 		if want[k] {
@@ -105,27 +142,47 @@ func Compute(desired []feed.Event, mapped []mapping.Mapping, rejected []mapping.
 		}
 		want[k] = true
 		m, ok := have[k]
+		op := Op{Key: k, Event: ev, Mapping: m}
+		if pk, isInstance := k.Parent(); isInstance {
+			op.Parent, op.ParentMapping = byKey[pk], have[pk]
+		}
 		switch {
 		case ok && m.Hash == ev.Hash:
 			p.Unchanged++
+			continue
 		case refused[k] != "" && refused[k] == ev.Hash:
 			p.StillRejected++
+			continue
 		case ok:
-			p.Updates = append(p.Updates, Op{Kind: Update, Key: k, Event: ev, Mapping: m})
+			op.Kind = Update
+			p.Updates = append(p.Updates, op)
 		default:
-			p.Creates = append(p.Creates, Op{Kind: Create, Key: k, Event: ev})
+			op.Kind, op.Mapping = Create, nil
+			p.Creates = append(p.Creates, op)
 		}
 	}
 	for i := range mapped {
 		m := &mapped[i]
-		if !want[m.Key] {
-			p.Deletes = append(p.Deletes, Op{Kind: Delete, Key: m.Key, Mapping: m})
+		if want[m.Key] {
+			continue
 		}
+		if rev := revertOf(m.Key, byKey); rev != nil {
+			want[m.Key] = true
+			pk, _ := m.Key.Parent()
+			if m.Hash == rev.Hash {
+				p.Unchanged++
+				continue
+			}
+			p.Updates = append(p.Updates, Op{Kind: Update, Key: m.Key, Event: rev, Mapping: m, Parent: byKey[pk], ParentMapping: have[pk], Revert: true})
+			p.Reverts++
+			continue
+		}
+		p.Deletes = append(p.Deletes, Op{Kind: Delete, Key: m.Key, Mapping: m, Forget: m.Key.Kind() == mapping.Instance})
 	}
 	p.pairRekeys()
 	mastersFirst := func(a, b Op) int {
 		return cmp.Or(
-			cmp.Compare(boolInt(a.Key.RecurrenceID != ""), boolInt(b.Key.RecurrenceID != "")),
+			cmp.Compare(kindRank(a.Key), kindRank(b.Key)),
 			cmp.Compare(a.Key.UID, b.Key.UID),
 			cmp.Compare(a.Key.RecurrenceID, b.Key.RecurrenceID),
 		)
@@ -134,6 +191,48 @@ func Compute(desired []feed.Event, mapped []mapping.Mapping, rejected []mapping.
 	slices.SortFunc(p.Updates, mastersFirst)
 	slices.SortFunc(p.Deletes, func(a, b Op) int { return -mastersFirst(a, b) })
 	return p
+}
+
+// kindRank orders series before the exceptions that need them.
+func kindRank(k mapping.Key) int {
+	switch k.Kind() {
+	case mapping.Top:
+		return 0
+	case mapping.Split:
+		return 1
+	}
+	return 2
+}
+
+// revertOf is the event an instance exception returns to when its
+// override left the feed: its series' content at its original start. It is
+// nil when the key is no instance, or its series is not desired, not
+// recurring, or has no occurrence there any more.
+func revertOf(k mapping.Key, desired map[mapping.Key]*feed.Event) *feed.Event {
+	pk, ok := k.Parent()
+	if !ok {
+		return nil
+	}
+	parent := desired[pk]
+	if parent == nil || !parent.IsRecurring() || parent.Status == feed.StatusCancelled {
+		return nil
+	}
+	series, err := feed.ParseSeries(parent)
+	if err != nil {
+		return nil
+	}
+	t, ok := ridTime(k.Start(), parent.Start)
+	if !ok || !series.Has(t) {
+		return nil
+	}
+	ev := *parent
+	ev.UID, ev.RecurrenceID = k.UID, k.RecurrenceID
+	ev.Recurrence, ev.ThisAndFuture = nil, false
+	ev.Start = instanceTime(parent.Start, t)
+	ev.End = ev.Start
+	ev.End.T = ev.Start.T.Add(parent.End.T.Sub(parent.Start.T))
+	ev.Hash = ev.ComputeHash()
+	return &ev
 }
 
 // pairRekeys turns a create and a delete of identical content (same hash,

@@ -45,9 +45,10 @@ func (r Repair) Empty() bool {
 // Reconcile compares the events we own in Google with our mappings. It is
 // pure: the caller lists the owned events and applies the repair.
 //
-// Overridden instances of recurring events are not refreshed when missing:
+// Instance exceptions of recurring events are not refreshed when missing:
 // Google does not promise that a cancelled instance keeps our marks, so its
-// absence from the listing proves nothing.
+// absence from the listing proves nothing. Split-off series and standalone
+// occurrences are events of their own, refreshed like any other.
 func Reconcile(subscriptionID string, mapped []mapping.Mapping, owned []Owned) Repair {
 	var r Repair
 	have := make(map[mapping.Key]mapping.Mapping, len(mapped))
@@ -98,7 +99,7 @@ func Reconcile(subscriptionID string, mapped []mapping.Mapping, owned []Owned) R
 		}
 	}
 	for _, m := range mapped {
-		if len(live[m.Key]) > 0 || liveIDs[m.EventID] || m.Key.RecurrenceID != "" {
+		if len(live[m.Key]) > 0 || liveIDs[m.EventID] || m.Key.Kind() == mapping.Instance {
 			continue
 		}
 		m.Hash, m.ETag = "", ""

@@ -2,6 +2,7 @@ package feed_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -20,7 +21,7 @@ func TestParseTeamFeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cal.Name != "Platform team" || cal.TimeZone != "Europe/Berlin" || len(cal.Events) != 6 || len(cal.Warnings) != 0 {
+	if cal.Name != "Platform team" || cal.TimeZone != "Europe/Berlin" || len(cal.Events) != 9 || len(cal.Warnings) != 0 {
 		t.Fatalf("calendar = %q %q, %d events, warnings %v", cal.Name, cal.TimeZone, len(cal.Events), cal.Warnings)
 	}
 	byUID := map[string]feed.Event{}
@@ -46,6 +47,21 @@ func TestParseTeamFeed(t *testing.T) {
 	}
 	if v := byUID["oncall-handover-2027-02@example.com"].Visibility; v != feed.VisibilityPrivate {
 		t.Errorf("CLASS:PRIVATE gave visibility %q", v)
+	}
+	// The weekly team sync: a series, a moved and a cancelled instance.
+	var sync []string
+	for _, ev := range cal.Events {
+		if ev.UID == "team-sync-2026@example.com" {
+			sync = append(sync, fmt.Sprintf("%s %s %s %v", ev.RecurrenceID, ev.Start.T.UTC().Format(time.RFC3339), ev.Status, ev.Recurrence))
+		}
+	}
+	want := []string{
+		" 2026-12-07T08:30:00Z confirmed [RRULE:FREQ=WEEKLY;BYDAY=MO;COUNT=26]",
+		"20261221T083000Z 2026-12-22T13:00:00Z confirmed []",
+		"20261228T083000Z 2026-12-28T08:30:00Z cancelled []",
+	}
+	if fmt.Sprint(sync) != fmt.Sprint(want) {
+		t.Errorf("team sync = %q, want %q", sync, want)
 	}
 }
 

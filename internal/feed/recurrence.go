@@ -209,17 +209,24 @@ func (p *parser) dateList(ev *Event, name string, props []*ical.IANAProperty) (s
 	}
 	slices.SortFunc(ts, func(a, b time.Time) int { return a.Compare(b) })
 	ts = slices.CompactFunc(ts, func(a, b time.Time) bool { return a.Equal(b) })
+	return dateLine(name, ev.Start, ts), ts
+}
+
+// dateLine renders sorted RDATE or EXDATE instants as one line in the form
+// Google takes: dates for an all-day series, wall-clock times with the
+// series' IANA zone, or UTC.
+func dateLine(name string, start Time, ts []time.Time) string {
 	vals := make([]string, len(ts))
 	var head string
 	switch {
-	case ev.Start.AllDay:
+	case start.AllDay:
 		head = name + ";VALUE=DATE:"
 		for i, t := range ts {
 			vals[i] = t.Format("20060102")
 		}
-	case ev.Start.Zone != "":
-		head = name + ";TZID=" + ev.Start.Zone + ":"
-		loc := ev.Start.T.Location()
+	case start.Zone != "":
+		head = name + ";TZID=" + start.Zone + ":"
+		loc := start.T.Location()
 		for i, t := range ts {
 			vals[i] = t.In(loc).Format("20060102T150405")
 		}
@@ -229,7 +236,7 @@ func (p *parser) dateList(ev *Event, name string, props []*ical.IANAProperty) (s
 			vals[i] = t.UTC().Format("20060102T150405Z")
 		}
 	}
-	return head + strings.Join(vals, ","), ts
+	return head + strings.Join(vals, ",")
 }
 
 // alignToStart gives a date in a timed series the series' time of day, and

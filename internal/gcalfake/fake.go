@@ -131,6 +131,7 @@ func New(opts Options) *Server {
 	mux.HandleFunc("GET "+p+"/calendars/{cal}/events", s.handle("list", s.listEvents))
 	mux.HandleFunc("POST "+p+"/calendars/{cal}/events", s.handle("insert", s.insertEvent))
 	mux.HandleFunc("GET "+p+"/calendars/{cal}/events/{id}", s.handle("get", s.getEvent))
+	mux.HandleFunc("GET "+p+"/calendars/{cal}/events/{id}/instances", s.handle("instances", s.listInstances))
 	mux.HandleFunc("PUT "+p+"/calendars/{cal}/events/{id}", s.handle("update", s.updateEvent))
 	mux.HandleFunc("PATCH "+p+"/calendars/{cal}/events/{id}", s.handle("patch", s.patchEvent))
 	mux.HandleFunc("DELETE "+p+"/calendars/{cal}/events/{id}", s.handle("delete", s.deleteEvent))
@@ -237,8 +238,9 @@ func (s *Server) ResetStats() {
 	s.stats = Stats{ByOp: map[string]int{}, Errors: map[int]int{}}
 }
 
-// Events returns copies of the calendar's live (not cancelled) events,
-// ordered by start and id: what a person sees in the calendar.
+// Events returns copies of the calendar's live (not cancelled) stored
+// events, ordered by start and id: single events, recurring masters and
+// the exceptions of their instances. Agenda is what a person sees.
 func (s *Server) Events(calendarID string) []*calendar.Event {
 	return s.events(calendarID, false)
 }
@@ -257,7 +259,7 @@ func (s *Server) events(calendarID string, withDeleted bool) []*calendar.Event {
 	}
 	var out []*calendar.Event
 	for _, st := range cal.events {
-		if st.purged || (!withDeleted && st.ev.Status == "cancelled") {
+		if st.purged || (!withDeleted && (st.ev.Status == "cancelled" || st.ev.RecurringEventId != "" && !visibleException(cal, st.ev))) {
 			continue
 		}
 		out = append(out, cloneEvent(st.ev))
@@ -281,24 +283,29 @@ func (s *Server) Seed(calendarID string, ev *calendar.Event) *calendar.Event {
 	return cloneEvent(ev)
 }
 
-// Delete marks an event deleted as a person would in the UI.
+// Delete marks an event (or one instance of a recurring event) deleted as
+// a person would in the UI.
 func (s *Server) Delete(calendarID, eventID string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if st, ok := s.calendars[calendarID].events[eventID]; ok {
-		st.ev.Status = "cancelled"
-		s.stamp(st.ev, false)
-	}
+	s.Edit(calendarID, eventID, func(ev *calendar.Event) { ev.Status = "cancelled" })
 }
 
-// Edit changes a stored event as a person would in the UI (new etag).
+// Edit changes an event (or one instance of a recurring event, which
+// becomes an exception) as a person would in the UI (new etag).
 func (s *Server) Edit(calendarID, eventID string, edit func(*calendar.Event)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if st, ok := s.calendars[calendarID].events[eventID]; ok {
-		edit(st.ev)
-		s.stamp(st.ev, false)
+	cal := s.calendars[calendarID]
+	st, ok := cal.events[eventID]
+	if !ok {
+		in, found := instanceOf(cal, eventID)
+		if !found {
+			return
+		}
+		st = in.materialize(cal)
+		cal.events[eventID] = st
 	}
+	edit(st.ev)
+	s.stamp(st.ev, false)
 }
 
 // EmptyBin purges every deleted event of a calendar: their ids stay taken
@@ -319,11 +326,18 @@ func (s *Server) getCalendar(r *http.Request, cal *calendarState) (any, *APIErro
 }
 
 func (s *Server) getEvent(r *http.Request, cal *calendarState) (any, *APIError) {
-	st, ok := cal.events[r.PathValue("id")]
-	if !ok || st.purged {
+	id := r.PathValue("id")
+	st, ok := cal.events[id]
+	if ok && !st.purged {
+		return st.ev, nil
+	}
+	if ok {
 		return nil, errNotFound()
 	}
-	return st.ev, nil
+	if in, ok := instanceOf(cal, id); ok {
+		return in.virtual(), nil
+	}
+	return nil, errNotFound()
 }
 
 func (s *Server) insertEvent(r *http.Request, cal *calendarState) (any, *APIError) {
@@ -359,6 +373,13 @@ func (s *Server) updateEvent(r *http.Request, cal *calendarState) (any, *APIErro
 	if apiErr != nil {
 		return nil, apiErr
 	}
+	if st.ev.RecurringEventId != "" {
+		if len(ev.Recurrence) > 0 {
+			return nil, errInvalidRecurrence()
+		}
+		// An instance's link to its series is immutable.
+		ev.RecurringEventId, ev.OriginalStartTime = st.ev.RecurringEventId, st.ev.OriginalStartTime
+	}
 	if apiErr := validateEvent(ev); apiErr != nil {
 		return nil, apiErr
 	}
@@ -370,6 +391,7 @@ func (s *Server) updateEvent(r *http.Request, cal *calendarState) (any, *APIErro
 	}
 	s.stamp(ev, false)
 	st.ev = ev
+	cal.events[ev.Id] = st
 	return ev, nil
 }
 
@@ -386,7 +408,7 @@ func (s *Server) patchEvent(r *http.Request, cal *calendarState) (any, *APIError
 	var merged map[string]json.RawMessage
 	_ = json.Unmarshal(cur, &merged)
 	for k, v := range patch {
-		if k == "id" || k == "iCalUID" || k == "created" {
+		if k == "id" || k == "iCalUID" || k == "created" || k == "recurringEventId" || k == "originalStartTime" {
 			continue
 		}
 		if string(v) == "null" {
@@ -405,12 +427,22 @@ func (s *Server) patchEvent(r *http.Request, cal *calendarState) (any, *APIError
 	}
 	s.stamp(&ev, false)
 	st.ev = &ev
+	cal.events[ev.Id] = st
 	return &ev, nil
 }
 
 func (s *Server) deleteEvent(r *http.Request, cal *calendarState) (any, *APIError) {
-	st, ok := cal.events[r.PathValue("id")]
-	if !ok || st.purged {
+	id := r.PathValue("id")
+	st, ok := cal.events[id]
+	if !ok {
+		// Deleting an instance stores a cancelled exception.
+		in, found := instanceOf(cal, id)
+		if !found {
+			return nil, errNotFound()
+		}
+		st = in.materialize(cal)
+	}
+	if st.purged {
 		return nil, errNotFound()
 	}
 	if st.ev.Status == "cancelled" {
@@ -421,14 +453,25 @@ func (s *Server) deleteEvent(r *http.Request, cal *calendarState) (any, *APIErro
 	}
 	st.ev.Status = "cancelled"
 	s.stamp(st.ev, false)
+	cal.events[st.ev.Id] = st
 	return nil, nil
 }
 
 // writable finds the event an update or patch targets and checks If-Match.
 func (s *Server) writable(r *http.Request, cal *calendarState) (*stored, *APIError) {
-	st, ok := cal.events[r.PathValue("id")]
+	id := r.PathValue("id")
+	st, ok := cal.events[id]
 	if !ok {
-		return nil, errNotFound()
+		in, found := instanceOf(cal, id)
+		if !found {
+			return nil, errNotFound()
+		}
+		if m := r.Header.Get("If-Match"); m != "" && m != in.master.Etag {
+			return nil, errConditionNotMet()
+		}
+		// Writing an instance makes it an exception; the write below
+		// gives it its own etag.
+		return in.materialize(cal), nil
 	}
 	if st.purged {
 		return nil, errForbidden()
@@ -442,13 +485,14 @@ func (s *Server) writable(r *http.Request, cal *calendarState) (*stored, *APIErr
 func (s *Server) listEvents(r *http.Request, cal *calendarState) (any, *APIError) {
 	q := r.URL.Query()
 	showDeleted := q.Get("showDeleted") == "true"
-	maxResults := 250
-	if v := q.Get("maxResults"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return nil, errInvalid("Invalid value for maxResults.")
-		}
-		maxResults = min(n, 2500)
+	single := q.Get("singleEvents") == "true"
+	if ob := q.Get("orderBy"); ob != "" && (ob != "updated" && (ob != "startTime" || !single)) {
+		// Google orders by start time only when it expands instances.
+		return nil, errBadRequest("The requested ordering is not available for the particular query.")
+	}
+	maxResults, offset, apiErr := paging(q)
+	if apiErr != nil {
+		return nil, apiErr
 	}
 	var privFilters, sharedFilters [][2]string
 	for _, f := range q["privateExtendedProperty"] {
@@ -465,54 +509,38 @@ func (s *Server) listEvents(r *http.Request, cal *calendarState) (any, *APIError
 		}
 		sharedFilters = append(sharedFilters, [2]string{k, v})
 	}
-	var timeMin, timeMax time.Time
-	for name, dst := range map[string]*time.Time{"timeMin": &timeMin, "timeMax": &timeMax} {
-		if v := q.Get(name); v != "" {
-			t, err := time.Parse(time.RFC3339, v)
-			if err != nil {
-				return nil, errBadRequest("Bad Request")
-			}
-			*dst = t
-		}
+	timeMin, timeMax, apiErr := timeRange(q)
+	if apiErr != nil {
+		return nil, apiErr
 	}
 	icalUID := q.Get("iCalUID")
+	keep := func(ev *calendar.Event) bool {
+		return (icalUID == "" || ev.ICalUID == icalUID) && matchProps(ev, privFilters, true) && matchProps(ev, sharedFilters, false)
+	}
 
 	var all []*calendar.Event
-	for _, st := range cal.events {
-		ev := st.ev
-		if st.purged || (!showDeleted && ev.Status == "cancelled") {
-			continue
-		}
-		if icalUID != "" && ev.ICalUID != icalUID {
-			continue
-		}
-		if !matchProps(ev, privFilters, true) || !matchProps(ev, sharedFilters, false) {
-			continue
-		}
-		if !timeMin.IsZero() || !timeMax.IsZero() {
-			start, end, err := eventSpan(ev)
-			if err == nil && len(ev.Recurrence) == 0 {
-				if !timeMin.IsZero() && !end.After(timeMin) {
-					continue
-				}
-				if !timeMax.IsZero() && !start.Before(timeMax) {
+	if single {
+		all = singleEvents(cal, timeMin, timeMax, showDeleted, keep)
+	} else {
+		for _, st := range cal.events {
+			ev := st.ev
+			if st.purged || (!showDeleted && ev.Status == "cancelled") || !keep(ev) {
+				continue
+			}
+			if ev.RecurringEventId != "" && !visibleException(cal, ev) {
+				continue
+			}
+			if len(ev.Recurrence) == 0 {
+				if start, end, err := eventSpan(ev); err == nil && !overlaps(start, end, timeMin, timeMax) {
 					continue
 				}
 			}
+			all = append(all, ev)
 		}
-		all = append(all, ev)
 	}
 	sortEvents(all)
-	offset := 0
-	if tok := q.Get("pageToken"); tok != "" {
-		b, err := base64.RawURLEncoding.DecodeString(tok)
-		if err != nil {
-			return nil, errInvalid("Invalid page token.")
-		}
-		offset, err = strconv.Atoi(string(b))
-		if err != nil || offset < 0 || offset > len(all) {
-			return nil, errInvalid("Invalid page token.")
-		}
+	if offset > len(all) {
+		return nil, errInvalid("Invalid page token.")
 	}
 	end := min(offset+maxResults, len(all))
 	out := &calendar.Events{
@@ -526,7 +554,7 @@ func (s *Server) listEvents(r *http.Request, cal *calendarState) (any, *APIError
 		out.Items = append(out.Items, ev)
 	}
 	if end < len(all) {
-		out.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(end)))
+		out.NextPageToken = pageToken(end)
 	} else {
 		out.NextSyncToken = base64.RawURLEncoding.EncodeToString([]byte("sync:" + strconv.FormatInt(s.etagSeq, 10)))
 	}

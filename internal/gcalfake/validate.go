@@ -3,6 +3,7 @@ package gcalfake
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	calendar "google.golang.org/api/calendar/v3"
@@ -34,10 +35,17 @@ func validateEvent(ev *calendar.Event) *APIError {
 		if ev.Start.Date == "" && ev.Start.TimeZone == "" {
 			return errBadRequest("Missing time zone definition for start time.")
 		}
+		if ev.RecurringEventId != "" {
+			// An instance cannot carry a recurrence of its own.
+			return errInvalidRecurrence()
+		}
 		for _, line := range ev.Recurrence {
 			if apiErr := validateRecurrenceLine(line); apiErr != nil {
 				return apiErr
 			}
+		}
+		if _, apiErr := parseSeries(ev); apiErr != nil {
+			return apiErr
 		}
 	}
 	switch ev.Status {
@@ -68,7 +76,7 @@ func parseEventTime(t *calendar.EventDateTime, which string) (time.Time, *APIErr
 			return time.Time{}, errBadRequest(fmt.Sprintf("Invalid %s time.", which))
 		}
 		if t.TimeZone != "" {
-			if _, err := time.LoadLocation(t.TimeZone); err != nil {
+			if _, err := loadLocation(t.TimeZone); err != nil {
 				return time.Time{}, errBadRequest(fmt.Sprintf("Invalid time zone definition for %s time.", which))
 			}
 		}
@@ -76,7 +84,7 @@ func parseEventTime(t *calendar.EventDateTime, which string) (time.Time, *APIErr
 	case t.DateTime != "":
 		var loc *time.Location
 		if t.TimeZone != "" {
-			l, err := time.LoadLocation(t.TimeZone)
+			l, err := loadLocation(t.TimeZone)
 			if err != nil || strings.Contains(t.TimeZone, " ") {
 				return time.Time{}, errBadRequest(fmt.Sprintf("Invalid time zone definition for %s time.", which))
 			}
@@ -130,4 +138,22 @@ func validateRecurrenceLine(line string) *APIError {
 		return errInvalid("Invalid recurrence rule.")
 	}
 	return nil
+}
+
+// zones caches loaded time zones: the emulator reads one for every
+// instance it expands, and loading reads the zone database.
+var zones sync.Map // name -> zoneEntry
+
+type zoneEntry struct {
+	loc *time.Location
+	err error
+}
+
+func loadLocation(name string) (*time.Location, error) {
+	if e, ok := zones.Load(name); ok {
+		return e.(zoneEntry).loc, e.(zoneEntry).err
+	}
+	loc, err := time.LoadLocation(name)
+	zones.Store(name, zoneEntry{loc, err})
+	return loc, err
 }

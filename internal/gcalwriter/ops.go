@@ -35,6 +35,12 @@ func (w *Writer) checkCalendar(br *batchRun) error {
 
 func (w *Writer) apply(br *batchRun, op diff.Op) error {
 	bud := &budget{}
+	if op.Forget {
+		return w.forget(br, op)
+	}
+	if op.Key.Kind() == mapping.Instance && (op.Kind == diff.Create || op.Kind == diff.Update) {
+		return w.writeInstance(br, bud, op)
+	}
 	switch op.Kind {
 	case diff.Create:
 		return w.create(br, bud, op, 0)
@@ -63,6 +69,18 @@ func (w *Writer) saved(br *batchRun, op diff.Op, m mapping.Mapping) error {
 		// A series' end needs its rule expanded; unknown keeps it in the
 		// window, which only errs on the side of deleting as the feed says.
 		m.EndsAt = op.Event.End.T
+	}
+	if op.Event != nil && op.Event.IsRecurring() {
+		// Its exceptions later in the batch need its id.
+		br.mu.Lock()
+		if br.series == nil {
+			br.series = map[mapping.Key]string{}
+		}
+		br.series[op.Key] = m.EventID
+		br.mu.Unlock()
+		if op.Mapping != nil && op.Mapping.EventID != m.EventID {
+			br.update(func(r *Result) { r.RecreatedSeries = append(r.RecreatedSeries, op.Key) })
+		}
 	}
 	if err := br.p.Saved(br.ctx, m); err != nil {
 		return persistError(br, op, err)

@@ -44,7 +44,8 @@ type Batch struct {
 }
 
 // Result counts what a batch did. Every op lands in exactly one of
-// Created, Updated, Deleted, Deferred, Failed, Rejected and Skipped.
+// Created, Updated, Deleted, Forgotten, Deferred, Failed, Rejected,
+// Unparented and Skipped.
 type Result struct {
 	// Created counts creates done, including events of ours found in
 	// Google and adopted (Adopted) or brought back from the bin (Restored),
@@ -66,6 +67,20 @@ type Result struct {
 	// Skipped writes were not attempted because the batch stopped (an auth
 	// failure, a missing calendar, shutdown).
 	Skipped int
+	// Forgotten are instance exceptions whose mapping was dropped without
+	// a request: their series went (taking them along) or no longer has
+	// their occurrence.
+	Forgotten int
+	// Unparented are instance exceptions not written because Google
+	// refused their series in this batch (RefusedSeries); the caller may
+	// shape the series differently and plan again.
+	Unparented int
+	// RefusedSeries are the recurring events Google refused in this batch.
+	RefusedSeries []mapping.Key
+	// RecreatedSeries are recurring events written under a new id (the
+	// old one was gone for good): their exceptions were left behind with
+	// the old event and must be written again.
+	RecreatedSeries []mapping.Key
 	// Retries counts requests sent again; Waited is the time writes spent
 	// backing off before them, and Paced the time they queued for the
 	// account's pacer.
@@ -302,9 +317,31 @@ type batchRun struct {
 
 	mu  sync.Mutex
 	res Result
+	// series holds the Google ids of the recurring events written in this
+	// batch, for their exceptions; refused those Google refused.
+	series  map[mapping.Key]string
+	refused map[mapping.Key]bool
 }
 
 func (br *batchRun) stop(cause error) { br.cancel(cause) }
+
+// seriesID is the Google id of an instance's series: written in this batch,
+// or mapped before. refused reports a series Google refused in this batch.
+func (br *batchRun) seriesID(op diff.Op) (id string, refused bool) {
+	pk, _ := op.Key.Parent()
+	br.mu.Lock()
+	defer br.mu.Unlock()
+	if id := br.series[pk]; id != "" {
+		return id, false
+	}
+	if br.refused[pk] {
+		return "", true
+	}
+	if op.ParentMapping != nil {
+		return op.ParentMapping.EventID, false
+	}
+	return "", false
+}
 
 // stopErr is why no further request may start, or nil.
 func (br *batchRun) stopErr() error {
@@ -655,7 +692,10 @@ func (w *Writer) classOf(err error) Classification {
 
 // settle counts a write's outcome; a fatal one stops the batch.
 func (w *Writer) settle(br *batchRun, op diff.Op, err error) {
-	w.o.Observer.WriteDone(br.SubscriptionID, op.Kind.String(), outcomeOf(w.classOf, err))
+	if !op.Forget {
+		// Forgetting a mapping is no write.
+		w.o.Observer.WriteDone(br.SubscriptionID, op.Kind.String(), outcomeOf(w.classOf, err))
+	}
 	if err == nil {
 		return
 	}
@@ -667,10 +707,23 @@ func (w *Writer) settle(br *batchRun, op diff.Op, err error) {
 		br.update(func(r *Result) { r.Skipped++ })
 		return
 	}
+	if errors.Is(err, errUnparented) {
+		br.update(func(r *Result) { r.Unparented++ })
+		return
+	}
 	var unrecorded *unrecordedError
 	if errors.As(err, &unrecorded) {
 		// The write itself is counted; the batch cannot go on.
 		w.stopWith(br, unrecorded.err)
+		return
+	}
+	var noInst *noInstanceError
+	if errors.As(err, &noInst) {
+		// Shape only plans exceptions of occurrences the series has; the
+		// series in Google may lag behind (its own write failed). Retried
+		// next run.
+		br.update(func(r *Result) { r.Failed++ })
+		w.log.Warn("no instance to write the exception to", "subscription", br.SubscriptionID, "event", op.Key.String(), "error", noInst.Error())
 		return
 	}
 	var fatal *Error
@@ -681,19 +734,7 @@ func (w *Writer) settle(br *batchRun, op diff.Op, err error) {
 	c := w.classOf(err)
 	switch c.Class {
 	case ClassInvalid:
-		rej := mapping.Rejection{Key: op.Key, Reason: fmt.Sprintf("HTTP %d %s: %s", c.Code, c.Reason, c.Message), At: w.clock.Now()}
-		if op.Event != nil {
-			rej.Hash = op.Event.Hash
-		}
-		br.update(func(r *Result) {
-			r.Rejected++
-			r.Rejections = append(r.Rejections, rej)
-		})
-		if perr := br.p.Rejected(br.ctx, rej); perr != nil {
-			w.stopWith(br, persistError(br, op, perr).err)
-			return
-		}
-		w.log.Warn("event rejected by Google", "subscription", br.SubscriptionID, "op", op.Kind.String(), "reason", rej.Reason)
+		w.reject(br, op, fmt.Sprintf("HTTP %d %s: %s", c.Code, c.Reason, c.Message))
 	case ClassAuth:
 		w.fail(br, &Error{Subscription: br.SubscriptionID, Op: op.Kind.String(), Class: c.Class, Code: c.Code, Reason: c.Reason, Msg: c.Message, Err: err})
 	case ClassCanceled:
@@ -705,6 +746,37 @@ func (w *Writer) settle(br *batchRun, op diff.Op, err error) {
 	}
 }
 
+// reject records an event Google refused (or cannot hold): it is not sent
+// again until its content changes. A refused series is remembered for the
+// batch, so that its exceptions are not attempted.
+func (w *Writer) reject(br *batchRun, op diff.Op, reason string) {
+	rej := mapping.Rejection{Key: op.Key, Reason: reason, At: w.clock.Now()}
+	if op.Event != nil {
+		rej.Hash = op.Event.Hash
+	}
+	series := op.Event != nil && op.Event.IsRecurring()
+	br.update(func(r *Result) {
+		r.Rejected++
+		r.Rejections = append(r.Rejections, rej)
+		if series {
+			r.RefusedSeries = append(r.RefusedSeries, op.Key)
+		}
+	})
+	if series {
+		br.mu.Lock()
+		if br.refused == nil {
+			br.refused = map[mapping.Key]bool{}
+		}
+		br.refused[op.Key] = true
+		br.mu.Unlock()
+	}
+	if perr := br.p.Rejected(br.ctx, rej); perr != nil {
+		w.stopWith(br, persistError(br, op, perr).err)
+		return
+	}
+	w.log.Warn("event rejected by Google", "subscription", br.SubscriptionID, "op", op.Kind.String(), "event", op.Key.String(), "reason", reason)
+}
+
 // outcomeOf names a settled write's outcome for the Observer, following
 // settle's own sorting.
 func outcomeOf(classOf func(error) Classification, err error) string {
@@ -713,6 +785,10 @@ func outcomeOf(classOf func(error) Classification, err error) string {
 	switch {
 	case err == nil, errors.As(err, &unrecorded):
 		return "ok"
+	case errors.Is(err, errUnparented):
+		return "skipped"
+	case errors.As(err, new(*noInstanceError)):
+		return "failed"
 	case errors.Is(err, errThrottled):
 		return "deferred"
 	case errors.Is(err, errStopped):

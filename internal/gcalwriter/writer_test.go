@@ -195,7 +195,7 @@ func apply(t *testing.T, w *gcalwriter.Writer, p gcalwriter.Persister, ops ...di
 
 func checkAccounted(t testing.TB, res gcalwriter.Result, ops int) {
 	t.Helper()
-	if n := res.Created + res.Updated + res.Deleted + res.Deferred + res.Failed + res.Rejected + res.Skipped; n != ops {
+	if n := res.Created + res.Updated + res.Deleted + res.Forgotten + res.Deferred + res.Failed + res.Rejected + res.Unparented + res.Skipped; n != ops {
 		t.Errorf("outcomes add up to %d for %d ops: %+v", n, ops, res)
 	}
 }

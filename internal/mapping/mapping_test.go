@@ -46,3 +46,32 @@ func TestValidEventID(t *testing.T) {
 		}
 	}
 }
+
+func TestKeyKinds(t *testing.T) {
+	master := mapping.Key{UID: "u"}
+	split := mapping.SplitKey("u", "20270111T080000Z")
+	tests := []struct {
+		key    mapping.Key
+		kind   mapping.Kind
+		parent string
+		start  string
+	}{
+		{master, mapping.Top, "", ""},
+		{mapping.InstanceKey(master, "20270118T080000Z"), mapping.Instance, "u", "20270118T080000Z"},
+		{split, mapping.Split, "", "20270111T080000Z"},
+		{mapping.InstanceKey(split, "20270125T090000Z"), mapping.Instance, "u@20270111T080000Z/series", "20270125T090000Z"},
+		{mapping.StandaloneKey("u", "20270106"), mapping.Standalone, "", "20270106"},
+	}
+	for _, tt := range tests {
+		if got := tt.key.Kind(); got != tt.kind {
+			t.Errorf("%s: kind %d, want %d", tt.key, got, tt.kind)
+		}
+		p, ok := tt.key.Parent()
+		if ok != (tt.parent != "") || (ok && p.String() != tt.parent) {
+			t.Errorf("%s: parent %s %v, want %q", tt.key, p, ok, tt.parent)
+		}
+		if got := tt.key.Start(); got != tt.start {
+			t.Errorf("%s: start %q, want %q", tt.key, got, tt.start)
+		}
+	}
+}

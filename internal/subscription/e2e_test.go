@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	calendar "google.golang.org/api/calendar/v3"
 
@@ -31,10 +32,16 @@ func shown(ev *calendar.Event) string {
 func TestSyncMirrorsFeedIntoGoogle(t *testing.T) {
 	h := newHarness(t, teamFeed)
 	rep := h.sync()
-	if rep.Run.Outcome != store.OutcomeOK || rep.Run.Created != 6 {
-		t.Fatalf("first sync: outcome %s created %d (err %v), want ok and 6", rep.Run.Outcome, rep.Run.Created, rep.Err)
+	// Six single events, the weekly series, its moved and its cancelled
+	// instance.
+	if rep.Run.Outcome != store.OutcomeOK || rep.Run.Created != 9 {
+		t.Fatalf("first sync: outcome %s created %d (err %v), want ok and 9", rep.Run.Outcome, rep.Run.Created, rep.Err)
 	}
+	// What Google stores: the series and its (live) exception among the
+	// single events.
 	want := []string{
+		`Team sync | 2026-12-07T09:30:00+01:00 Europe/Berlin | 2026-12-07T10:00:00+01:00 Europe/Berlin | loc="Room 2.01" | desc="" | confirmed opaque default`,
+		`Team sync (moved to Tuesday) | 2026-12-22T14:00:00+01:00 Europe/Berlin | 2026-12-22T14:30:00+01:00 Europe/Berlin | loc="Room 2.01" | desc="" | confirmed opaque default`,
 		`Office closed (Epiphany) | 2027-01-06 | 2027-01-07 | loc="" | desc="" | confirmed transparent default`,
 		`Quarterly planning | 2027-01-11T10:00:00+01:00 Europe/Berlin | 2027-01-11T11:30:00+01:00 Europe/Berlin | loc="Room 4.12, Building B" | desc="Agenda:\n1. Roadmap\n2. Hiring; budget" | confirmed opaque default`,
 		`Release 4.2 go/no-go | 2027-01-15T15:00:00Z  | 2027-01-15T16:00:00Z  | loc="" | desc="Checklist: https://wiki.example.com/release/4.2" | confirmed opaque public`,
@@ -60,12 +67,33 @@ func TestSyncMirrorsFeedIntoGoogle(t *testing.T) {
 			t.Errorf("event %q has attendees; Google would email them", ev.Summary)
 		}
 	}
-	if src := got[2].Source; src == nil || src.Url != "https://wiki.example.com/release/4.2" {
+	if src := got[4].Source; src == nil || src.Url != "https://wiki.example.com/release/4.2" {
 		t.Errorf("release event source = %+v, want the feed's URL", src)
 	}
+	if sync := got[0]; len(sync.Recurrence) != 1 || sync.Recurrence[0] != "RRULE:FREQ=WEEKLY;BYDAY=MO;COUNT=26" {
+		t.Errorf("series recurrence = %q", sync.Recurrence)
+	}
+	if moved := got[1]; moved.RecurringEventId != got[0].Id || moved.OriginalStartTime == nil ||
+		moved.OriginalStartTime.DateTime != "2026-12-21T09:30:00+01:00" {
+		t.Errorf("moved instance = %s of %q from %+v", moved.Id, moved.RecurringEventId, moved.OriginalStartTime)
+	}
+	// What a person sees around Christmas: the sync moved to Tuesday the
+	// 22nd, none on the 28th.
+	var agenda []string
+	for _, o := range h.fake.Agenda(testCalendar, time.Date(2026, 12, 14, 0, 0, 0, 0, time.UTC), time.Date(2027, 1, 5, 0, 0, 0, 0, time.UTC)) {
+		agenda = append(agenda, o.String())
+	}
+	wantAgenda := []string{
+		`2026-12-14T08:30:00Z..2026-12-14T09:00:00Z "Team sync"`,
+		`2026-12-22T13:00:00Z..2026-12-22T13:30:00Z "Team sync (moved to Tuesday)"`,
+		`2027-01-04T08:30:00Z..2027-01-04T09:00:00Z "Team sync"`,
+	}
+	if fmt.Sprint(agenda) != fmt.Sprint(wantAgenda) {
+		t.Errorf("agenda =\n%s\nwant\n%s", strings.Join(agenda, "\n"), strings.Join(wantAgenda, "\n"))
+	}
 	n, err := h.store.CountMappings(t.Context(), "team")
-	if err != nil || n != 6 {
-		t.Errorf("mappings = %d (%v), want 6", n, err)
+	if err != nil || n != 9 {
+		t.Errorf("mappings = %d (%v), want 9", n, err)
 	}
 }
 
@@ -80,8 +108,8 @@ func TestSecondSyncOfUnchangedFeedWritesNothing(t *testing.T) {
 	if d := totalWrites(h.writes()) - totalWrites(before); d != 0 {
 		t.Fatalf("second sync made %d writes, want 0", d)
 	}
-	if rep.Run.Unchanged != 6 || rep.Run.Outcome != store.OutcomeOK {
-		t.Fatalf("second sync: outcome %s unchanged %d, want ok 6", rep.Run.Outcome, rep.Run.Unchanged)
+	if rep.Run.Unchanged != 9 || rep.Run.Outcome != store.OutcomeOK {
+		t.Fatalf("second sync: outcome %s unchanged %d, want ok 9", rep.Run.Outcome, rep.Run.Unchanged)
 	}
 }
 
@@ -95,8 +123,8 @@ func TestChangingOneEventMakesExactlyOneUpdate(t *testing.T) {
 	if after["update"]-before["update"] != 1 || totalWrites(after)-totalWrites(before) != 1 {
 		t.Fatalf("writes before %v after %v: want exactly one update", before, after)
 	}
-	if rep.Run.Updated != 1 || rep.Run.Unchanged != 5 {
-		t.Fatalf("run counts: updated %d unchanged %d, want 1 and 5", rep.Run.Updated, rep.Run.Unchanged)
+	if rep.Run.Updated != 1 || rep.Run.Unchanged != 8 {
+		t.Fatalf("run counts: updated %d unchanged %d, want 1 and 8", rep.Run.Updated, rep.Run.Unchanged)
 	}
 	found := false
 	for _, ev := range h.fake.Events(testCalendar) {
@@ -117,8 +145,8 @@ func TestRemovingOneEventMakesExactlyOneDelete(t *testing.T) {
 	if after["delete"]-before["delete"] != 1 || totalWrites(after)-totalWrites(before) != 1 {
 		t.Fatalf("writes before %v after %v: want exactly one delete", before, after)
 	}
-	if rep.Run.Deleted != 1 || len(h.fake.Events(testCalendar)) != 5 {
-		t.Fatalf("deleted %d, calendar holds %d; want 1 and 5", rep.Run.Deleted, len(h.fake.Events(testCalendar)))
+	if rep.Run.Deleted != 1 || len(h.fake.Events(testCalendar)) != 7 {
+		t.Fatalf("deleted %d, calendar holds %d; want 1 and 7", rep.Run.Deleted, len(h.fake.Events(testCalendar)))
 	}
 }
 
@@ -187,8 +215,8 @@ func TestLostDatabaseCreatesNoDuplicates(t *testing.T) {
 		t.Fatalf("sync after losing the database: %s (%v)", rep.Run.Outcome, rep.Err)
 	}
 	evs := h.fake.Events(testCalendar)
-	if len(evs) != 6 {
-		t.Fatalf("calendar holds %d events after a lost database, want 6 (no duplicates)", len(evs))
+	if len(evs) != 8 {
+		t.Fatalf("calendar holds %d events after a lost database, want 8 (no duplicates)", len(evs))
 	}
 	for _, ev := range evs {
 		if !ids[ev.Id] {
@@ -200,8 +228,8 @@ func TestLostDatabaseCreatesNoDuplicates(t *testing.T) {
 	if after["update"] != before["update"] || after["delete"] != before["delete"] {
 		t.Errorf("adoption rewrote events: before %v after %v", before, after)
 	}
-	if n, _ := h.store.CountMappings(t.Context(), "team"); n != 6 {
-		t.Errorf("mappings rebuilt: %d, want 6", n)
+	if n, _ := h.store.CountMappings(t.Context(), "team"); n != 9 {
+		t.Errorf("mappings rebuilt: %d, want 9", n)
 	}
 }
 

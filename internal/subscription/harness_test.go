@@ -134,4 +134,10 @@ func (h *harness) writes() map[string]int {
 	return map[string]int{"insert": st.ByOp["insert"], "update": st.ByOp["update"], "patch": st.ByOp["patch"], "delete": st.ByOp["delete"]}
 }
 
+// agenda is what a person sees in the test calendar around the sample
+// feed's dates.
+func (h *harness) agenda() []gcalfake.Occurrence {
+	return h.fake.Agenda(testCalendar, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), time.Date(2027, 12, 31, 0, 0, 0, 0, time.UTC))
+}
+
 func totalWrites(m map[string]int) int { return m["insert"] + m["update"] + m["patch"] + m["delete"] }

@@ -10,49 +10,68 @@ import (
 	"github.com/calsyncd/calsyncd/internal/subscription"
 )
 
-func TestReconcileRestoresEventsDeletedByHand(t *testing.T) {
-	h := newHarness(t, teamFeed)
-	h.sync()
-	victim := h.fake.Events(testCalendar)[0]
-	h.fake.Delete(testCalendar, victim.Id)
-	// An ordinary run trusts the database: nothing is due.
-	h.sync()
-	if len(h.fake.Events(testCalendar)) != 5 {
-		t.Fatal("expected the deletion to stand until a reconcile")
-	}
-	before := h.writes()
-	h.syncWith(subscription.Options{Reconcile: true})
-	if got := len(h.fake.Events(testCalendar)); got != 6 {
-		t.Fatalf("after reconcile the calendar holds %d events, want 6", got)
-	}
-	if after := h.writes(); totalWrites(after)-totalWrites(before) != 1 {
-		t.Errorf("restoring one event took writes %v → %v, want exactly one", before, after)
-	}
-	restored := false
+// byTitle finds one of the calendar's stored events.
+func byTitle(t *testing.T, h *harness, summary string) *calendar.Event {
+	t.Helper()
 	for _, ev := range h.fake.Events(testCalendar) {
-		restored = restored || ev.Id == victim.Id
+		if ev.Summary == summary {
+			return ev
+		}
 	}
-	if !restored {
-		t.Error("the event was recreated under a new id instead of restored")
+	t.Fatalf("no event %q", summary)
+	return nil
+}
+
+func TestReconcileRestoresEventsDeletedByHand(t *testing.T) {
+	for _, title := range []string{"Quarterly planning", "Team sync"} {
+		t.Run(title, func(t *testing.T) {
+			h := newHarness(t, teamFeed)
+			h.sync()
+			seen := len(h.agenda())
+			victim := byTitle(t, h, title)
+			h.fake.Delete(testCalendar, victim.Id)
+			// An ordinary run trusts the database: nothing is due.
+			h.sync()
+			if len(h.agenda()) == seen {
+				t.Fatal("expected the deletion to stand until a reconcile")
+			}
+			before := h.writes()
+			h.syncWith(subscription.Options{Reconcile: true})
+			// A series comes back with its exceptions.
+			if got := len(h.agenda()); got != seen {
+				t.Fatalf("after reconcile a person sees %d occurrences, want %d", got, seen)
+			}
+			if after := h.writes(); totalWrites(after)-totalWrites(before) != 1 {
+				t.Errorf("restoring one event took writes %v → %v, want exactly one", before, after)
+			}
+			restored := false
+			for _, ev := range h.fake.Events(testCalendar) {
+				restored = restored || ev.Id == victim.Id
+			}
+			if !restored {
+				t.Error("the event was recreated under a new id instead of restored")
+			}
+		})
 	}
 }
 
 func TestReconcileRemovesDuplicates(t *testing.T) {
 	h := newHarness(t, teamFeed)
 	h.sync()
-	orig := h.fake.Events(testCalendar)[1]
+	stored := len(h.fake.Events(testCalendar))
+	orig := byTitle(t, h, "Quarterly planning")
 	// A copy of one of our events under another id (say, from an older
 	// version that generated ids differently).
 	dup := *orig
 	dup.Id = "abcdefghij0123456789"
 	h.fake.Seed(testCalendar, &dup)
-	if len(h.fake.Events(testCalendar)) != 7 {
+	if len(h.fake.Events(testCalendar)) != stored+1 {
 		t.Fatal("seeding the duplicate failed")
 	}
 	h.syncWith(subscription.Options{Reconcile: true})
 	evs := h.fake.Events(testCalendar)
-	if len(evs) != 6 {
-		t.Fatalf("after reconcile the calendar holds %d events, want 6", len(evs))
+	if len(evs) != stored {
+		t.Fatalf("after reconcile the calendar holds %d events, want %d", len(evs), stored)
 	}
 	for _, ev := range evs {
 		if ev.Id == dup.Id {
@@ -66,16 +85,17 @@ func TestReconcileRunsDailyOnItsOwn(t *testing.T) {
 	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	h.runner.Now = func() time.Time { return now }
 	h.sync()
-	victim := h.fake.Events(testCalendar)[2]
+	stored := len(h.fake.Events(testCalendar))
+	victim := byTitle(t, h, "Release 4.2 go/no-go")
 	h.fake.Delete(testCalendar, victim.Id)
 	now = now.Add(23 * time.Hour)
 	h.sync()
-	if len(h.fake.Events(testCalendar)) != 5 {
+	if len(h.fake.Events(testCalendar)) != stored-1 {
 		t.Fatal("reconciled before a day had passed")
 	}
 	now = now.Add(2 * time.Hour)
 	h.sync()
-	if len(h.fake.Events(testCalendar)) != 6 {
+	if len(h.fake.Events(testCalendar)) != stored {
 		t.Fatal("no reconcile after a day")
 	}
 }

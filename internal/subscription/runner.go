@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -331,15 +332,31 @@ func (r *Runner) execute(ctx context.Context, log *slog.Logger, cfg *config.Conf
 			return store.OutcomeFailed, false, nil, err
 		}
 	}
+	if mapped, err = r.migrateStandaloneOverrides(ctx, sub.ID, mapped); err != nil {
+		return store.OutcomeFailed, false, nil, err
+	}
 	rejected, err := r.Store.Rejections(ctx, sub.ID)
 	if err != nil {
 		return store.OutcomeFailed, false, nil, err
 	}
+	// Google's shape of the feed: overrides as exceptions of their series,
+	// series split at THISANDFUTURE, and series Google cannot hold as
+	// standalone events within the window (bounded by a year each way when
+	// the window is open).
+	shapeOpts := diff.ShapeOptions{From: now.Add(-expansionReach), To: now.Add(expansionReach),
+		Unsupported: gcalwriter.UnsupportedRecurrence, Rejected: rejected}
+	if win.Past > 0 {
+		shapeOpts.From = now.Add(-win.Past.D())
+	}
+	if win.Future > 0 {
+		shapeOpts.To = now.Add(win.Future.D())
+	}
+	shaped := diff.Shape(cal.Events, shapeOpts)
 	// Only the window is mirrored: events that aged out of it stay in Google
 	// as they are, whether they are still in the feed or not.
 	inWindow := withinWindow(mapped, cal.Outside, now.Add(-win.Past.D()), win.Past > 0)
-	plan := diff.Compute(cal.Events, inWindow, rejected)
-	churn := diff.DetectUnstableUIDs(cal.Events, inWindow)
+	plan := diff.Compute(shaped.Events, inWindow, rejected)
+	churn := diff.DetectUnstableUIDs(shaped.Events, inWindow)
 	st.Notes = withoutNote(st.Notes, unstableNote)
 	if churn.Unstable && sub.Identity != string(feed.IdentityContent) {
 		// Naive mirrors delete and recreate everything for such feeds; the
@@ -352,21 +369,58 @@ func (r *Runner) execute(ctx context.Context, log *slog.Logger, cfg *config.Conf
 	if err := r.rekey(ctx, sub.ID, plan.Rekeys); err != nil {
 		return store.OutcomeFailed, false, nil, err
 	}
-	held := r.guard(log, cfg, sub, st, &plan, len(cal.Events), len(inWindow), opts)
+	held := r.guard(log, cfg, sub, st, &plan, len(shaped.Events), len(inWindow), opts)
 	run.HeldDeletes = held
 	run.Unchanged = plan.Unchanged
 	rep.Plan = PlanCounts{Creates: len(plan.Creates), Updates: len(plan.Updates), Deletes: len(plan.Deletes), Unchanged: plan.Unchanged, HeldDeletes: held}
 
-	res := w.Apply(ctx, gcalwriter.Batch{SubscriptionID: sub.ID, CalendarID: sub.Calendar, Ops: plan.Ops(), Drain: opts.Drain,
-		Backfill: firstSync},
-		&persister{store: r.Store, sub: sub.ID})
+	batch := func(p diff.Plan) gcalwriter.Batch {
+		return gcalwriter.Batch{SubscriptionID: sub.ID, CalendarID: sub.Calendar, Ops: p.Ops(), Drain: opts.Drain, Backfill: firstSync}
+	}
+	pers := &persister{store: r.Store, sub: sub.ID}
+	res := w.Apply(ctx, batch(plan), pers)
+	if len(res.RefusedSeries) > 0 && res.Err == nil {
+		// Google refused a series as it stands: mirror it as standalone
+		// events at once rather than losing it until the next run.
+		rejected = append(rejected, res.Rejections...)
+		shapeOpts.Rejected = rejected
+		shaped = diff.Shape(cal.Events, shapeOpts)
+		if mapped, err = r.Store.Mappings(ctx, sub.ID); err != nil {
+			return store.OutcomeFailed, false, nil, err
+		}
+		inWindow = withinWindow(mapped, cal.Outside, now.Add(-win.Past.D()), win.Past > 0)
+		again := diff.Compute(shaped.Events, inWindow, rejected)
+		if held > 0 {
+			held += len(again.Deletes)
+			again.Deletes = nil
+			run.HeldDeletes, st.HeldDeletes = held, held
+		}
+		log.Warn("Google refused recurring series; writing them as single events", "series", len(res.RefusedSeries),
+			"creates", len(again.Creates), "updates", len(again.Updates), "deletes", len(again.Deletes))
+		res = mergeResults(res, w.Apply(ctx, batch(again), pers))
+		rep.Plan.Creates += len(again.Creates)
+		rep.Plan.Updates += len(again.Updates)
+		rep.Plan.Deletes += len(again.Deletes)
+		rep.Plan.HeldDeletes = held
+	}
+	if err := r.forgetLeftBehind(ctx, sub.ID, res.RecreatedSeries); err != nil {
+		return store.OutcomeFailed, false, nil, err
+	}
+	st.Notes = withoutNotePrefix(st.Notes, diff.ExpansionNotePrefix)
+	if note := diff.ExpansionNote(shaped.Expanded); note != "" {
+		log.Warn("recurring series mirrored as single events", "series", len(shaped.Expanded))
+		st.Notes = append(st.Notes, note)
+	}
 	run.Created, run.Updated, run.Deleted = res.Created, res.Updated, res.Deleted
 	run.Deferred, run.Failed, run.Rejected = res.Deferred, res.Failed, res.Rejected
 
 	// Rejections of events that left the feed are forgotten.
-	inFeed := make(map[mapping.Key]bool, len(cal.Events))
+	inFeed := make(map[mapping.Key]bool, len(cal.Events)+len(shaped.Events))
 	for i := range cal.Events {
 		inFeed[cal.Events[i].Key()] = true
+	}
+	for i := range shaped.Events {
+		inFeed[shaped.Events[i].Key()] = true
 	}
 	for _, rj := range rejected {
 		if !inFeed[rj.Key] {
@@ -376,7 +430,9 @@ func (r *Runner) execute(ctx context.Context, log *slog.Logger, cfg *config.Conf
 		}
 	}
 
-	clean := res.Deferred == 0 && res.Failed == 0 && res.Skipped == 0 && held == 0
+	// A series written under a new id needs its exceptions again: the
+	// next run must plan, not find the feed unchanged.
+	clean := res.Deferred == 0 && res.Failed == 0 && res.Skipped == 0 && held == 0 && len(res.RecreatedSeries) == 0
 	switch {
 	case res.Err != nil:
 		return store.OutcomeFailed, false, resp, res.Err
@@ -440,6 +496,102 @@ func (r *Runner) rekey(ctx context.Context, sub string, rekeys []diff.Rekey) err
 	return nil
 }
 
+// migrateStandaloneOverrides moves the mappings of overrides written as
+// events of their own (as calsyncd did before it wrote them as exceptions
+// of their series: their id is our deterministic one, never Google's
+// instance id) to a standalone key. The plan then deletes that event and
+// writes the exception in its series.
+func (r *Runner) migrateStandaloneOverrides(ctx context.Context, sub string, mapped []mapping.Mapping) ([]mapping.Mapping, error) {
+	var moves []diff.Rekey
+	for _, m := range mapped {
+		if m.Key.Kind() == mapping.Instance && m.EventID == mapping.EventID(sub, m.Key, m.Generation) {
+			moves = append(moves, diff.Rekey{From: m, To: mapping.StandaloneKey(m.Key.UID, m.Key.Start())})
+		}
+	}
+	if len(moves) == 0 {
+		return mapped, nil
+	}
+	if err := r.rekey(ctx, sub, moves); err != nil {
+		return nil, err
+	}
+	return r.Store.Mappings(ctx, sub)
+}
+
+// forgetLeftBehind drops the mappings of the exceptions of series that
+// were written under a new id: the exceptions stayed with the old event.
+func (r *Runner) forgetLeftBehind(ctx context.Context, sub string, series []mapping.Key) error {
+	if len(series) == 0 {
+		return nil
+	}
+	gone := map[mapping.Key]bool{}
+	for _, k := range series {
+		gone[k] = true
+	}
+	mapped, err := r.Store.Mappings(ctx, sub)
+	if err != nil {
+		return err
+	}
+	for _, m := range mapped {
+		if p, ok := m.Key.Parent(); ok && gone[p] {
+			if err := r.Store.DeleteMapping(context.WithoutCancel(ctx), sub, m.Key); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// expansionReach bounds, each way from now, the occurrences of a series
+// written as standalone events when the window is open on that side.
+const expansionReach = 365 * 24 * time.Hour
+
+// mergeResults adds a second batch's outcome to the first's. A series that
+// Google refused and that the second batch wrote as standalone events is
+// no longer counted as rejected, and its exceptions' unattempted writes
+// were superseded by the second plan.
+func mergeResults(a, b gcalwriter.Result) gcalwriter.Result {
+	a.Rejected -= len(a.RefusedSeries)
+	a.Unparented = 0
+	a.Created += b.Created
+	a.Updated += b.Updated
+	a.Deleted += b.Deleted
+	a.Restored += b.Restored
+	a.Adopted += b.Adopted
+	a.Forgotten += b.Forgotten
+	a.Deferred += b.Deferred
+	a.Failed += b.Failed
+	a.Rejected += b.Rejected
+	a.Unparented += b.Unparented
+	a.Skipped += b.Skipped
+	a.Retries += b.Retries
+	a.Waited += b.Waited
+	a.Paced += b.Paced
+	for c, n := range b.ByClass {
+		if a.ByClass == nil {
+			a.ByClass = map[gcalwriter.Class]int{}
+		}
+		a.ByClass[c] += n
+	}
+	a.Rejections = append(a.Rejections, b.Rejections...)
+	a.RefusedSeries = append(a.RefusedSeries, b.RefusedSeries...)
+	a.RecreatedSeries = append(a.RecreatedSeries, b.RecreatedSeries...)
+	a.ThrottleUntil = b.ThrottleUntil
+	if a.Err == nil {
+		a.Err = b.Err
+	}
+	return a
+}
+
+func withoutNotePrefix(notes []string, prefix string) []string {
+	out := notes[:0:0]
+	for _, n := range notes {
+		if !strings.HasPrefix(n, prefix) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 func withoutNote(notes []string, note string) []string {
 	out := notes[:0:0]
 	for _, n := range notes {
@@ -463,7 +615,10 @@ func withinWindow(mapped []mapping.Mapping, outside []mapping.Key, start time.Ti
 	}
 	out := make([]mapping.Mapping, 0, len(mapped))
 	for _, m := range mapped {
-		if drop[m.Key] || (bounded && !m.EndsAt.IsZero() && m.EndsAt.Before(start)) {
+		// A series the parser dropped takes every event shaped from it
+		// along; an override without a series goes by its own key.
+		outside := drop[m.Key] || drop[mapping.Key{UID: m.Key.UID}] || drop[mapping.Key{UID: m.Key.UID, RecurrenceID: m.Key.Start()}]
+		if outside || (bounded && !m.EndsAt.IsZero() && m.EndsAt.Before(start)) {
 			continue
 		}
 		out = append(out, m)

@@ -1,0 +1,515 @@
+package feed
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/teambition/rrule-go"
+)
+
+// Series is the recurrence set of a master event, read back from its
+// Recurrence lines: what a consumer needs to expand it, to find whether a
+// time is one of its occurrences, or to cut it in two (RANGE=THISANDFUTURE).
+// Occurrences are identified by their original start: an instant, or for
+// an all-day series midnight UTC of its date.
+type Series struct {
+	start Time
+	loc   *time.Location
+	// parts are the RRULE's parts other than COUNT and UNTIL, as written,
+	// and boundAt where COUNT or UNTIL stood among them (-1: at the end);
+	// hasRule is false for a series of RDATEs only.
+	parts   []string
+	boundAt int
+	hasRule bool
+	count   int
+	// until bounds the rule, inclusive (zero: none).
+	until   time.Time
+	rdates  []time.Time
+	exdates []time.Time
+}
+
+// ParseSeries reads a master's recurrence. It fails when ev is not
+// recurring or its lines are not in the form this package writes.
+func ParseSeries(ev *Event) (*Series, error) {
+	if !ev.IsRecurring() {
+		return nil, errors.New("feed: not a recurring event")
+	}
+	s := &Series{start: ev.Start, loc: ev.Start.T.Location(), boundAt: -1}
+	if ev.Start.AllDay {
+		s.loc = time.UTC
+	}
+	for _, line := range ev.Recurrence {
+		head, value, ok := strings.Cut(line, ":")
+		if !ok {
+			return nil, fmt.Errorf("feed: recurrence line %q", line)
+		}
+		name, _, _ := strings.Cut(head, ";")
+		switch name {
+		case "RRULE":
+			if err := s.readRule(value); err != nil {
+				return nil, err
+			}
+		case "RDATE", "EXDATE":
+			ts, err := s.readDates(head, value)
+			if err != nil {
+				return nil, err
+			}
+			if name == "RDATE" {
+				s.rdates = ts
+			} else {
+				s.exdates = ts
+			}
+		}
+	}
+	return s, nil
+}
+
+func (s *Series) readRule(value string) error {
+	s.hasRule = true
+	for part := range strings.SplitSeq(value, ";") {
+		k, v, _ := strings.Cut(part, "=")
+		if k == "COUNT" || k == "UNTIL" {
+			s.boundAt = len(s.parts)
+		}
+		switch k {
+		case "COUNT":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return fmt.Errorf("feed: invalid COUNT %q", v)
+			}
+			s.count = n
+		case "UNTIL":
+			var (
+				t   time.Time
+				err error
+			)
+			if len(v) == 8 {
+				t, err = time.Parse("20060102", v)
+				if !s.start.AllDay {
+					t = time.Date(t.Year(), t.Month(), t.Day(), 23, 59, 59, 0, s.loc)
+				}
+			} else {
+				t, err = time.Parse("20060102T150405Z", v)
+			}
+			if err != nil {
+				return fmt.Errorf("feed: invalid UNTIL %q", v)
+			}
+			s.until = t
+		default:
+			s.parts = append(s.parts, part)
+		}
+	}
+	if _, err := s.rule(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *Series) readDates(head, value string) ([]time.Time, error) {
+	loc := s.loc
+	if _, tz, ok := strings.Cut(head, ";TZID="); ok {
+		l, err := time.LoadLocation(tz)
+		if err != nil {
+			return nil, fmt.Errorf("feed: recurrence zone %q: %w", tz, err)
+		}
+		loc = l
+	}
+	var ts []time.Time
+	for v := range strings.SplitSeq(value, ",") {
+		var (
+			t   time.Time
+			err error
+		)
+		switch {
+		case len(v) == 8:
+			t, err = time.Parse("20060102", v)
+		case strings.HasSuffix(v, "Z"):
+			t, err = time.Parse("20060102T150405Z", v)
+		default:
+			t, err = time.ParseInLocation("20060102T150405", v, loc)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("feed: recurrence date %q", v)
+		}
+		ts = append(ts, t)
+	}
+	return ts, nil
+}
+
+// rule builds the RRULE anchored at the series' start, or nil.
+func (s *Series) rule() (*rrule.RRule, error) {
+	if !s.hasRule {
+		return nil, nil
+	}
+	opt, err := rrule.StrToROption(strings.Join(s.parts, ";"))
+	if err != nil {
+		return nil, fmt.Errorf("feed: invalid RRULE: %w", err)
+	}
+	opt.Dtstart = s.start.T.In(s.loc)
+	opt.Count = s.count
+	if !s.until.IsZero() {
+		opt.Until = s.until
+		if s.start.AllDay {
+			opt.Until = s.until.Add(24*time.Hour - time.Second)
+		}
+	}
+	return rrule.NewRRule(*opt)
+}
+
+// Start is the series' first occurrence (DTSTART).
+func (s *Series) Start() Time { return s.start }
+
+// Occurrences returns an iterator over the original starts of the series
+// in order, without duplicates and excluded dates. DTSTART is always the
+// first occurrence and counts towards COUNT (RFC 5545), whether or not the
+// rule produces it. An endless series stops after max occurrences.
+func (s *Series) Occurrences(max int) func() (time.Time, bool) {
+	next := s.raw(true)
+	n := 0
+	return func() (time.Time, bool) {
+		for n < max {
+			t, ok := next()
+			if !ok {
+				return time.Time{}, false
+			}
+			if s.excluded(t) {
+				continue
+			}
+			n++
+			return t, true
+		}
+		return time.Time{}, false
+	}
+}
+
+// raw iterates DTSTART, the rule and (with rdates) the RDATEs merged, with
+// excluded dates still in.
+func (s *Series) raw(rdates bool) func() (time.Time, bool) {
+	start := s.start.T
+	ruleNext := func() (time.Time, bool) { return time.Time{}, false }
+	if r, err := s.rule(); err == nil && r != nil {
+		it := r.Iterator()
+		limit, n := -1, 0
+		if s.count > 0 {
+			limit = s.count
+		}
+		ruleNext = func() (time.Time, bool) {
+			t, ok := it()
+			if !ok {
+				return t, false
+			}
+			if n == 0 && !t.Equal(start) && limit > 0 {
+				limit-- // DTSTART took the first place
+			}
+			n++
+			if limit >= 0 && n > limit {
+				return time.Time{}, false
+			}
+			return t, true
+		}
+	}
+	var extra []time.Time
+	if rdates {
+		extra = slices.SortedFunc(slices.Values(s.rdates), func(a, b time.Time) int { return a.Compare(b) })
+	}
+	pending := []time.Time{start}
+	ruleT, ruleOK := ruleNext()
+	var last time.Time
+	first := true
+	return func() (time.Time, bool) {
+		for {
+			// The smallest of DTSTART, the rule's next and the next RDATE.
+			var cand time.Time
+			src := -1
+			if len(pending) > 0 {
+				cand, src = pending[0], 0
+			}
+			if ruleOK && (src < 0 || ruleT.Before(cand)) {
+				cand, src = ruleT, 1
+			}
+			if len(extra) > 0 && (src < 0 || extra[0].Before(cand)) {
+				cand, src = extra[0], 2
+			}
+			switch src {
+			case -1:
+				return time.Time{}, false
+			case 0:
+				pending = pending[1:]
+			case 1:
+				ruleT, ruleOK = ruleNext()
+			case 2:
+				extra = extra[1:]
+			}
+			if !first && !cand.After(last) {
+				continue
+			}
+			first, last = false, cand
+			return cand, true
+		}
+	}
+}
+
+func (s *Series) excluded(t time.Time) bool {
+	for _, x := range s.exdates {
+		if x.Equal(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// maxWalk bounds how far Has and CountBefore walk a series.
+const maxWalk = maxExpansion
+
+// Has reports whether t is the original start of an occurrence (an
+// excluded date is none).
+func (s *Series) Has(t time.Time) bool {
+	next := s.Occurrences(maxWalk)
+	for {
+		o, ok := next()
+		if !ok || o.After(t) {
+			return false
+		}
+		if o.Equal(t) {
+			return true
+		}
+	}
+}
+
+// ruleHas reports whether t is produced by DTSTART or the rule (not only
+// by an RDATE), excluded or not.
+func (s *Series) ruleHas(t time.Time) bool {
+	next := s.raw(false)
+	for n := 0; n < maxWalk; n++ {
+		o, ok := next()
+		if !ok || o.After(t) {
+			return false
+		}
+		if o.Equal(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// countBefore counts the occurrences of DTSTART and the rule before t,
+// excluded ones included (they count towards COUNT).
+func (s *Series) countBefore(t time.Time) int {
+	next := s.raw(false)
+	n := 0
+	for n < maxWalk {
+		o, ok := next()
+		if !ok || !o.Before(t) {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+// Lines renders the series as Recurrence lines, as Parse writes them.
+func (s *Series) Lines() []string {
+	var lines []string
+	if s.hasRule {
+		var bound string
+		switch {
+		case !s.until.IsZero() && s.start.AllDay:
+			bound = "UNTIL=" + s.until.Format("20060102")
+		case !s.until.IsZero():
+			bound = "UNTIL=" + s.until.UTC().Format("20060102T150405Z")
+		case s.count > 0:
+			bound = "COUNT=" + strconv.Itoa(s.count)
+		}
+		parts := slices.Clone(s.parts)
+		if bound != "" {
+			at := s.boundAt
+			if at < 0 || at > len(parts) {
+				at = len(parts)
+			}
+			parts = slices.Insert(parts, at, bound)
+		}
+		lines = append(lines, "RRULE:"+strings.Join(parts, ";"))
+	}
+	if len(s.rdates) > 0 {
+		lines = append(lines, dateLine("RDATE", s.start, sortedTimes(s.rdates)))
+	}
+	if len(s.exdates) > 0 {
+		lines = append(lines, dateLine("EXDATE", s.start, sortedTimes(s.exdates)))
+	}
+	return lines
+}
+
+func sortedTimes(ts []time.Time) []time.Time {
+	return slices.SortedFunc(slices.Values(ts), func(a, b time.Time) int { return a.Compare(b) })
+}
+
+// Before returns the part of the series before cut: its rule ends just
+// before cut (UNTIL replaces COUNT, which counted the occurrences before
+// cut anyway), and its later RDATEs and EXDATEs are dropped. ok is false
+// when nothing is left (cut is the first occurrence).
+func (s *Series) Before(cut time.Time) (*Series, bool) {
+	if !s.start.T.Before(cut) {
+		return nil, false
+	}
+	out := *s
+	out.parts = slices.Clone(s.parts)
+	if out.hasRule && (out.until.IsZero() || !out.until.Before(cut)) {
+		out.count = 0
+		if s.start.AllDay {
+			out.until = cut.AddDate(0, 0, -1)
+		} else {
+			out.until = cut.Add(-time.Second)
+		}
+	}
+	out.rdates = filterTimes(s.rdates, time.Time{}, cut)
+	out.exdates = filterTimes(s.exdates, time.Time{}, cut)
+	return &out, true
+}
+
+// filterTimes keeps the times in [from, to) (zero bounds are open).
+func filterTimes(ts []time.Time, from, to time.Time) []time.Time {
+	var out []time.Time
+	for _, t := range ts {
+		if (from.IsZero() || !t.Before(from)) && (to.IsZero() || t.Before(to)) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Shift is a wall-clock move in a series' zone: whole days, then a clock
+// difference. A RANGE=THISANDFUTURE override moves every later occurrence
+// by the shift from its RECURRENCE-ID to its DTSTART.
+type Shift struct {
+	loc   *time.Location
+	days  int
+	clock time.Duration
+}
+
+// ShiftBetween is the wall-clock shift from an original start to a new one.
+func (s *Series) ShiftBetween(orig time.Time, to Time) Shift {
+	a, b := orig.In(s.loc), to.T.In(s.loc)
+	da := time.Date(a.Year(), a.Month(), a.Day(), 0, 0, 0, 0, time.UTC)
+	db := time.Date(b.Year(), b.Month(), b.Day(), 0, 0, 0, 0, time.UTC)
+	clockA := time.Duration(a.Hour())*time.Hour + time.Duration(a.Minute())*time.Minute + time.Duration(a.Second())*time.Second
+	clockB := time.Duration(b.Hour())*time.Hour + time.Duration(b.Minute())*time.Minute + time.Duration(b.Second())*time.Second
+	return Shift{loc: s.loc, days: int(db.Sub(da).Hours()+12) / 24, clock: clockB - clockA}
+}
+
+// Apply moves t by the shift.
+func (sh Shift) Apply(t time.Time) time.Time {
+	if sh.loc == nil {
+		return t
+	}
+	w := t.In(sh.loc)
+	return time.Date(w.Year(), w.Month(), w.Day()+sh.days, w.Hour(), w.Minute(), w.Second(), 0, sh.loc).Add(sh.clock)
+}
+
+// Zero reports whether the shift moves nothing.
+func (sh Shift) Zero() bool { return sh.days == 0 && sh.clock == 0 }
+
+// From returns the occurrences of the series from cut (an occurrence of
+// its rule) up to end (excluded; zero: the series' end), moved by sh, as a
+// series of its own starting at sh.Apply(cut). ok is false when no rule
+// anchored at the new start produces exactly those occurrences: a shift
+// across days of a rule that selects days (other than a weekly BYDAY,
+// whose days move along), or a cut that only an RDATE produces.
+func (s *Series) From(cut, end time.Time, sh Shift) (*Series, bool) {
+	if s.hasRule && !s.ruleHas(cut) {
+		return nil, false
+	}
+	out := &Series{start: s.start, loc: s.loc, hasRule: s.hasRule, until: s.until, boundAt: s.boundAt}
+	out.start.T = sh.Apply(cut)
+	if s.start.AllDay && sh.clock != 0 {
+		return nil, false
+	}
+	if s.hasRule {
+		parts, ok := shiftParts(s.parts, sh)
+		if !ok {
+			return nil, false
+		}
+		out.parts = parts
+		if s.count > 0 {
+			out.count = s.count - s.countBefore(cut)
+		}
+		if !s.until.IsZero() {
+			out.until = sh.Apply(s.until)
+			if s.start.AllDay {
+				out.until = s.until.AddDate(0, 0, sh.days)
+			}
+		}
+		if !end.IsZero() && (out.until.IsZero() || !out.until.Before(sh.Apply(end))) {
+			out.count = 0
+			if s.start.AllDay {
+				out.until = sh.Apply(end).AddDate(0, 0, -1)
+			} else {
+				out.until = sh.Apply(end).Add(-time.Second)
+			}
+		}
+	}
+	for _, t := range filterTimes(s.rdates, cut, end) {
+		if !t.Equal(cut) {
+			out.rdates = append(out.rdates, sh.Apply(t))
+		}
+	}
+	for _, t := range filterTimes(s.exdates, cut, end) {
+		out.exdates = append(out.exdates, sh.Apply(t))
+	}
+	return out, true
+}
+
+// shiftParts moves a rule's day selection by sh's days, when it can be.
+func shiftParts(parts []string, sh Shift) ([]string, bool) {
+	byParts := map[string]string{}
+	freq, interval := "", 1
+	for _, p := range parts {
+		k, v, _ := strings.Cut(p, "=")
+		switch k {
+		case "FREQ":
+			freq = v
+		case "INTERVAL":
+			interval, _ = strconv.Atoi(v)
+		case "WKST":
+		default:
+			byParts[k] = v
+		}
+	}
+	for _, k := range []string{"BYHOUR", "BYMINUTE", "BYSECOND"} {
+		if _, ok := byParts[k]; ok && sh.clock != 0 {
+			return nil, false
+		}
+	}
+	if sh.days == 0 {
+		return slices.Clone(parts), true
+	}
+	switch {
+	case freq == "DAILY" && len(byParts) == 0:
+		return slices.Clone(parts), true
+	case freq == "WEEKLY" && interval <= 1 && len(byParts) == 0:
+		return slices.Clone(parts), true
+	case freq == "WEEKLY" && interval <= 1 && len(byParts) == 1 && byParts["BYDAY"] != "":
+		days := byParts["BYDAY"]
+		out := slices.Clone(parts)
+		var moved []string
+		for d := range strings.SplitSeq(days, ",") {
+			i := slices.Index(weekdayNames, d)
+			if i < 0 {
+				return nil, false // an ordinal weekday
+			}
+			moved = append(moved, weekdayNames[((i+sh.days)%7+7)%7])
+		}
+		for i, p := range out {
+			if strings.HasPrefix(p, "BYDAY=") {
+				out[i] = "BYDAY=" + strings.Join(moved, ",")
+			}
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+var weekdayNames = []string{"SU", "MO", "TU", "WE", "TH", "FR", "SA"}
