@@ -92,7 +92,7 @@ func (s *Story) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		s.say("first_sync", fmt.Sprintf("%s: %d events in %s", sub.ID, len(s.Fake.Events(sub.Calendar)), sub.Calendar),
+		s.say("first_sync", fmt.Sprintf("%s: %d events written to %s", sub.ID, r.Created, sub.Calendar),
 			append([]any{"subscription", sub.ID}, runAttrs(r)...)...)
 	}
 
