@@ -184,7 +184,7 @@ subscriptions:
 	os.Remove(key)
 	body.Store([]byte(strings.Replace(string(feedBody), "SUMMARY:", "SUMMARY:Moved: ", 1)))
 	out, _, code = run(t, "sync", "--config", cfg, "--json")
-	if code != 1 || !strings.Contains(out, "does not exist") || !strings.Contains(out, `"error_class": "auth"`) {
+	if code != 1 || !strings.Contains(out, "does not exist") || !strings.Contains(out, `"class": "auth"`) {
 		t.Errorf("missing key: code %d, want 1 and an auth failure\n%s", code, out)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/calsyncd/calsyncd/internal/config"
+	"github.com/calsyncd/calsyncd/internal/status"
 	"github.com/calsyncd/calsyncd/internal/store"
 	"github.com/calsyncd/calsyncd/internal/subscription"
 )
@@ -190,34 +191,23 @@ func selectSubscriptions(cfg *config.Config, ids []string) ([]config.Subscriptio
 	return out, nil
 }
 
-// syncResult is the JSON form of one subscription's sync.
+// syncResult is the JSON form of one subscription's sync; the run and the
+// error have the shapes /status gives them.
 type syncResult struct {
-	Subscription      string `json:"subscription"`
-	RunID             int64  `json:"run_id"`
-	Outcome           string `json:"outcome"`
-	State             string `json:"state"`
-	ConsecutiveErrors int    `json:"consecutive_errors"`
-	Created           int    `json:"created"`
-	Updated           int    `json:"updated"`
-	Deleted           int    `json:"deleted"`
-	Unchanged         int    `json:"unchanged"`
-	Deferred          int    `json:"deferred"`
-	Failed            int    `json:"failed"`
-	Rejected          int    `json:"rejected"`
-	HeldDeletes       int    `json:"held_deletes"`
-	ErrorClass        string `json:"error_class,omitempty"`
-	Error             string `json:"error,omitempty"`
+	Subscription      string              `json:"subscription"`
+	State             string              `json:"state"`
+	ConsecutiveErrors int                 `json:"consecutive_errors"`
+	Run               status.Run          `json:"run"`
+	Error             *status.ErrorReport `json:"error,omitempty"`
 }
 
 func toSyncResult(rep subscription.Report) syncResult {
-	r := rep.Run
-	return syncResult{
-		Subscription: rep.Subscription, RunID: r.ID, Outcome: r.Outcome, State: rep.State,
-		ConsecutiveErrors: rep.Transition.ConsecutiveErrors,
-		Created:           r.Created, Updated: r.Updated, Deleted: r.Deleted, Unchanged: r.Unchanged,
-		Deferred: r.Deferred, Failed: r.Failed, Rejected: r.Rejected, HeldDeletes: r.HeldDeletes,
-		ErrorClass: r.ErrorClass, Error: r.Error,
+	res := syncResult{Subscription: rep.Subscription, State: rep.State, ConsecutiveErrors: rep.Transition.ConsecutiveErrors,
+		Run: status.RunOf(rep.Run)}
+	if rep.Run.ErrorClass != "" {
+		res.Error = &status.ErrorReport{Class: rep.Run.ErrorClass, Message: status.Explain(rep.Run.ErrorClass), Detail: rep.Run.Error}
 	}
+	return res
 }
 
 func writeSyncJSON(w io.Writer, reports []subscription.Report) error {

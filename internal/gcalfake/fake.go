@@ -638,7 +638,9 @@ func (s *Server) newID() string {
 	return string(b)
 }
 
-// validID: base32hex characters (a-v, 0-9), 5 to 1024 of them.
+// validID: base32hex characters (a-v, 0-9), 5 to 1024 of them. It is
+// written here again rather than borrowed from internal/mapping on purpose:
+// the emulator checks calsyncd's ids as Google would, independently.
 func validID(id string) bool {
 	if len(id) < 5 || len(id) > 1024 {
 		return false

@@ -178,10 +178,10 @@ func Build(ctx context.Context, src Source, cfg *config.Config, sched Scheduler,
 				return nil, err
 			}
 			for i := len(runs) - 1; i >= 0; i-- {
-				s.History = append(s.History, toRun(runs[i]))
+				s.History = append(s.History, RunOf(runs[i]))
 			}
 			if len(runs) > 0 {
-				last := toRun(runs[0])
+				last := RunOf(runs[0])
 				s.LastRun = &last
 			}
 			if !st.NextRunAt.IsZero() {
@@ -256,7 +256,8 @@ func Build(ctx context.Context, src Source, cfg *config.Config, sched Scheduler,
 	return rep, nil
 }
 
-func toRun(r store.Run) Run {
+// RunOf is a stored run as status shows it.
+func RunOf(r store.Run) Run {
 	out := Run{ID: r.ID, StartedAt: r.StartedAt, Outcome: r.Outcome, Created: r.Created, Updated: r.Updated, Deleted: r.Deleted,
 		Unchanged: r.Unchanged, Deferred: r.Deferred, Failed: r.Failed, Rejected: r.Rejected, HeldDeletes: r.HeldDeletes}
 	if !r.FinishedAt.IsZero() {
