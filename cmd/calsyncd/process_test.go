@@ -94,6 +94,7 @@ func newWorld(t *testing.T, feed string, writeDelay time.Duration, extra string)
 	}))
 	t.Cleanup(w.feeds.Close)
 	w.config = writeFile(t, w.dir, "config.yaml", `state_dir: state
+listen: `+freeAddr(t)+`
 log:
   format: json
 google:
@@ -272,5 +273,46 @@ func TestSIGTERMFinishesInFlightWritesAndExitsZero(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "calsyncd stopped") {
 		t.Errorf("no clean stop in the log:\n%s", out.String())
+	}
+}
+
+func TestSIGHUPReloadsTheConfiguration(t *testing.T) {
+	w := newWorld(t, generatedFeed(5), 0, "schedule: '@every 1s'\n")
+	w.fake.AddCalendar("second@example.com", "UTC")
+	var out bytes.Buffer
+	cmd := calsyncdCmd(t, &out, "run", "--config", w.config)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	}()
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for !ok() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s\n%s", what, out.String())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitFor("the first subscription", func() bool { return len(w.fake.Events("team@example.com")) == 5 })
+	// A broken file is refused and the running configuration kept.
+	good, err := os.ReadFile(w.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(w.config, []byte(strings.Replace(string(good), "subscriptions:\n", "subscriptions:\n  - id: Broken ID\n", 1)), 0o600)
+	cmd.Process.Signal(syscall.SIGHUP)
+	waitFor("the broken reload to be refused", func() bool { return strings.Contains(out.String(), "reload refused") })
+	// A second subscription is added.
+	os.WriteFile(w.config, []byte(strings.Replace(string(good), "subscriptions:\n",
+		"subscriptions:\n  - id: second\n    url: "+w.feeds.URL+"/second.ics\n    calendar: second@example.com\n", 1)), 0o600)
+	cmd.Process.Signal(syscall.SIGHUP)
+	waitFor("the added subscription", func() bool { return len(w.fake.Events("second@example.com")) == 5 })
+	if !strings.Contains(out.String(), "configuration reloaded") {
+		t.Errorf("no reload in the log:\n%s", out.String())
 	}
 }
