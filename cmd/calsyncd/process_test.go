@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -34,7 +35,7 @@ func TestMain(m *testing.M) {
 }
 
 // calsyncdCmd prepares the program as a child process.
-func calsyncdCmd(t *testing.T, stderr *bytes.Buffer, args ...string) *exec.Cmd {
+func calsyncdCmd(t *testing.T, stderr io.Writer, args ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), "CALSYNCD_TEST_MAIN=1", "CALSYNCD_TEST_ARGS="+strings.Join(args, " "))
@@ -279,8 +280,8 @@ func TestSIGTERMFinishesInFlightWritesAndExitsZero(t *testing.T) {
 func TestSIGHUPReloadsTheConfiguration(t *testing.T) {
 	w := newWorld(t, generatedFeed(5), 0, "schedule: '@every 1s'\n")
 	w.fake.AddCalendar("second@example.com", "UTC")
-	var out bytes.Buffer
-	cmd := calsyncdCmd(t, &out, "run", "--config", w.config)
+	out := &syncBuffer{}
+	cmd := calsyncdCmd(t, out, "run", "--config", w.config)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
