@@ -170,8 +170,15 @@ func (w *Writer) openWindow(ctx context.Context, c Classification) {
 // nothing).
 func (w *Writer) succeeded(now time.Time) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	closed := w.win
 	if w.win.level > 0 && !now.Before(w.win.until) {
 		w.win = window{}
+	} else {
+		closed = window{}
+	}
+	w.mu.Unlock()
+	if closed.level > 0 {
+		w.log.Info("throttle window closed: Google takes the account's writes again", "class", string(closed.class),
+			"windows_in_a_row", closed.level)
 	}
 }
