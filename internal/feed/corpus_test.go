@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/calsyncd/calsyncd/internal/feed"
+	"github.com/calsyncd/calsyncd/internal/feed/corpus"
 )
 
 // verdict is what a corpus file must give: how many events, and, for a
@@ -105,7 +106,7 @@ var corpusVerdicts = map[string]verdict{
 // TestCorpusVerdicts parses every file of ../shared/feeds and checks it
 // against its verdict. A new file fails the test until it gets one.
 func TestCorpusVerdicts(t *testing.T) {
-	_, files := corpusFiles(t)
+	_, files := corpus.Files(t)
 	if len(files) != len(corpusVerdicts) {
 		t.Errorf("%d corpus files, %d verdicts", len(files), len(corpusVerdicts))
 	}
@@ -158,7 +159,7 @@ func mustParseCorpus(t *testing.T, name string, opts feed.Options) *feed.Calenda
 			return cal.(*feed.Calendar)
 		}
 	}
-	body, err := os.ReadFile(filepath.Join(corpusDir(t), name))
+	body, err := os.ReadFile(filepath.Join(corpus.Dir(t), name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -434,7 +435,7 @@ func TestCorpusRecurrence(t *testing.T) {
 		}
 	})
 	t.Run("every line is accepted by the RRULE parser", func(t *testing.T) {
-		_, files := corpusFiles(t)
+		_, files := corpus.Files(t)
 		for _, name := range files {
 			for _, ev := range mustParseCorpus(t, name, feed.Options{}).Events {
 				for _, line := range ev.Recurrence {

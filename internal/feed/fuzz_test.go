@@ -9,12 +9,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/calsyncd/calsyncd/internal/feed"
+	"github.com/calsyncd/calsyncd/internal/feed/corpus"
 )
 
 // FuzzParse feeds arbitrary bodies to the parser: it must never panic or
 // hang, and whatever it accepts must be well-formed for the writer.
 func FuzzParse(f *testing.F) {
-	dir, files := corpusFiles(f)
+	dir, files := corpus.Files(f)
 	for _, name := range files {
 		body, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/calsyncd/calsyncd/internal/feed"
+	"github.com/calsyncd/calsyncd/internal/feed/corpus"
 )
 
 func parseOne(t *testing.T, lines ...string) feed.Event {
@@ -121,7 +122,7 @@ func TestSeriesCutsAtThisAndFuture(t *testing.T) {
 // Every recurring event of the corpus reads back into the lines it came
 // with.
 func TestSeriesReadsBackTheCorpus(t *testing.T) {
-	dir, files := corpusFiles(t)
+	dir, files := corpus.Files(t)
 	n := 0
 	for _, name := range files {
 		body, err := os.ReadFile(filepath.Join(dir, name))

@@ -3,8 +3,6 @@ package subscription_test
 import (
 	"cmp"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -298,28 +296,4 @@ func head(s []string, n int) []string {
 		return s
 	}
 	return append(s[:n:n], fmt.Sprintf("... and %d more", len(s)-n))
-}
-
-// corpusDir is ../shared/feeds beside the repository root.
-func corpusDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = parent
-	}
-	feeds := filepath.Join(dir, "..", "shared", "feeds")
-	if _, err := os.Stat(feeds); err != nil {
-		t.Fatalf("the feed corpus is missing: %v", err)
-	}
-	return feeds
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/calsyncd/calsyncd/internal/config"
 	"github.com/calsyncd/calsyncd/internal/diff"
 	"github.com/calsyncd/calsyncd/internal/feed"
+	"github.com/calsyncd/calsyncd/internal/feed/corpus"
 	"github.com/calsyncd/calsyncd/internal/gcalfake"
 	"github.com/calsyncd/calsyncd/internal/gcalwriter"
 	"github.com/calsyncd/calsyncd/internal/mapping"
@@ -84,7 +85,7 @@ func (m *mirror) syncOK(what string) (subscription.Report, int) {
 }
 
 func TestRecurringCorpusMirrorsEveryOccurrence(t *testing.T) {
-	dir := corpusDir(t)
+	dir := corpus.Dir(t)
 	var files []string
 	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".ics") {

@@ -1,4 +1,7 @@
-package feed_test
+// Package corpus finds the shared corpus of real-world iCalendar feeds for
+// tests: ../shared/feeds beside the repository root, as laid out for
+// developers and CI. The files are never copied into the repository.
+package corpus
 
 import (
 	"os"
@@ -7,9 +10,8 @@ import (
 	"testing"
 )
 
-// corpusDir finds ../shared/feeds beside the repository root (the
-// directory holding go.mod), as laid out for developers and CI.
-func corpusDir(t testing.TB) string {
+// Dir is the corpus directory; the test fails if it is missing.
+func Dir(t testing.TB) string {
 	t.Helper()
 	dir, err := os.Getwd()
 	if err != nil {
@@ -21,20 +23,22 @@ func corpusDir(t testing.TB) string {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
+			t.Fatal("corpus: no go.mod above the test directory")
 		}
 		dir = parent
 	}
 	feeds := filepath.Join(dir, "..", "shared", "feeds")
 	if _, err := os.Stat(feeds); err != nil {
-		t.Fatalf("the feed corpus is missing: %v", err)
+		t.Fatalf("corpus: the feed corpus is missing: %v", err)
 	}
 	return feeds
 }
 
-// corpusFiles lists the corpus as paths relative to its directory.
-func corpusFiles(t testing.TB) (string, []string) {
-	dir := corpusDir(t)
+// Files lists the corpus's .ics files as slash paths relative to Dir,
+// sorted.
+func Files(t testing.TB) (string, []string) {
+	t.Helper()
+	dir := Dir(t)
 	var files []string
 	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
