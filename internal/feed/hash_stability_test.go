@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/calsyncd/calsyncd/internal/feed/corpus"
 )
 
 // TestHashStableAcrossCosmeticChanges proves, on every corpus file, that a
@@ -16,7 +18,7 @@ import (
 // cleaned (unfolded, repaired) text, so that moving a line never moves a
 // raw continuation away from its property.
 func TestHashStableAcrossCosmeticChanges(t *testing.T) {
-	dir := corpusRoot(t)
+	dir := corpus.Dir(t)
 	files, err := filepath.Glob(filepath.Join(dir, "*", "*.ics"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no corpus files: %v", err)
@@ -66,20 +68,6 @@ func TestHashStableAcrossCosmeticChanges(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func corpusRoot(t *testing.T) string {
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "..", "shared", "feeds")
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = parent
 	}
 }
 
