@@ -19,6 +19,9 @@ type APIError struct {
 	RetryAfter time.Duration
 	// Status, when set, adds the newer "status" field (e.g. PERMISSION_DENIED).
 	Status string
+	// LocationType and Location, when set, say which part of the request
+	// is wrong (e.g. "parameter", "timeMax").
+	LocationType, Location string
 }
 
 func (e *APIError) Error() string { return strconv.Itoa(e.Code) + " " + e.Reason + ": " + e.Message }
@@ -42,7 +45,7 @@ type errorBody struct {
 
 func (e *APIError) write(w http.ResponseWriter) {
 	var b errorBody
-	b.Error.Errors = []errorItem{{Domain: e.Domain, Reason: e.Reason, Message: e.Message}}
+	b.Error.Errors = []errorItem{{Domain: e.Domain, Reason: e.Reason, Message: e.Message, LocationType: e.LocationType, Location: e.Location}}
 	b.Error.Code = e.Code
 	b.Error.Message = e.Message
 	b.Error.Status = e.Status
@@ -79,6 +82,13 @@ func errForbidden() *APIError {
 
 func errInvalid(msg string) *APIError {
 	return &APIError{Code: 400, Domain: "global", Reason: "invalid", Message: msg}
+}
+
+// errInvalidParameter is Google's answer to a query parameter whose value it
+// does not take.
+func errInvalidParameter(name string) *APIError {
+	return &APIError{Code: 400, Domain: "global", Reason: "invalid", Message: "Invalid value for: " + name,
+		LocationType: "parameter", Location: name}
 }
 
 func errRequired(msg string) *APIError {

@@ -43,6 +43,10 @@ type Options struct {
 	Quota      Quota
 	UsageLimit UsageLimit
 	Faults     Faults
+	// Readings choose Google's behaviour where its documentation is
+	// silent; the zero value is the emulator's default. SetReadings
+	// changes them later.
+	Readings Readings
 }
 
 // Server is the emulator. It is an http.Handler.
@@ -51,6 +55,7 @@ type Server struct {
 	now       func() time.Time
 	sleep     func(time.Duration)
 	latency   time.Duration
+	seed      uint64
 	rng       *rand.Rand
 	calendars map[string]*calendarState
 	etagSeq   int64
@@ -63,6 +68,7 @@ type Server struct {
 	usageLimit UsageLimit
 	usage      map[string]*usage
 	faults     Faults
+	readings   Readings
 }
 
 type calendarState struct {
@@ -70,6 +76,8 @@ type calendarState struct {
 	summary  string
 	timeZone string
 	events   map[string]*stored
+	// opaque maps the opaque instance ids given out to their instances.
+	opaque map[string]opaqueRef
 }
 
 type stored struct {
@@ -116,6 +124,7 @@ func New(opts Options) *Server {
 		now:        opts.Now,
 		sleep:      opts.Sleep,
 		latency:    opts.Latency,
+		seed:       opts.Seed,
 		rng:        rand.New(rand.NewPCG(opts.Seed, 0x9e3779b97f4a7c15)),
 		calendars:  map[string]*calendarState{},
 		stats:      Stats{ByOp: map[string]int{}, Errors: map[int]int{}},
@@ -124,6 +133,7 @@ func New(opts Options) *Server {
 		usageLimit: opts.UsageLimit,
 		usage:      map[string]*usage{},
 		faults:     opts.Faults,
+		readings:   opts.Readings,
 	}
 	mux := http.NewServeMux()
 	p := strings.TrimSuffix(BasePath, "/")
@@ -219,7 +229,7 @@ func (s *Server) AddCalendar(id, timeZone string) {
 	if timeZone == "" {
 		timeZone = "UTC"
 	}
-	s.calendars[id] = &calendarState{id: id, summary: id, timeZone: timeZone, events: map[string]*stored{}}
+	s.calendars[id] = &calendarState{id: id, summary: id, timeZone: timeZone, events: map[string]*stored{}, opaque: map[string]opaqueRef{}}
 }
 
 // Stats returns a copy of the request counters.
@@ -257,9 +267,10 @@ func (s *Server) events(calendarID string, withDeleted bool) []*calendar.Event {
 	if !ok {
 		return nil
 	}
+	v := s.view(cal)
 	var out []*calendar.Event
 	for _, st := range cal.events {
-		if st.purged || (!withDeleted && (st.ev.Status == "cancelled" || st.ev.RecurringEventId != "" && !visibleException(cal, st.ev))) {
+		if st.purged || (!withDeleted && (st.ev.Status == "cancelled" || st.ev.RecurringEventId != "" && !v.visibleException(st.ev))) {
 			continue
 		}
 		out = append(out, cloneEvent(st.ev))
@@ -290,22 +301,27 @@ func (s *Server) Delete(calendarID, eventID string) {
 }
 
 // Edit changes an event (or one instance of a recurring event, which
-// becomes an exception) as a person would in the UI (new etag).
+// becomes an exception) as a person would in the UI (new etag). An
+// instance can be named by the id the API gives it or, whatever the
+// readings, by its derived id "{seriesId}_{suffix}". Editing a series
+// applies Readings.SeriesUpdate to its exceptions, as an API update does.
 func (s *Server) Edit(calendarID, eventID string, edit func(*calendar.Event)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cal := s.calendars[calendarID]
-	st, ok := cal.events[eventID]
-	if !ok {
-		in, found := instanceOf(cal, eventID)
-		if !found {
+	v := s.view(cal)
+	st, in := v.lookup(eventID, true)
+	if st == nil {
+		if in == nil {
 			return
 		}
-		st = in.materialize(cal)
-		cal.events[eventID] = st
+		st = v.materialize(in)
+		cal.events[st.ev.Id] = st
 	}
+	old := cloneEvent(st.ev)
 	edit(st.ev)
 	s.stamp(st.ev, false)
+	s.seriesUpdatedLocked(cal, old, st.ev)
 }
 
 // EmptyBin purges every deleted event of a calendar: their ids stay taken
@@ -326,16 +342,13 @@ func (s *Server) getCalendar(r *http.Request, cal *calendarState) (any, *APIErro
 }
 
 func (s *Server) getEvent(r *http.Request, cal *calendarState) (any, *APIError) {
-	id := r.PathValue("id")
-	st, ok := cal.events[id]
-	if ok && !st.purged {
+	v := s.view(cal)
+	st, in := v.lookup(r.PathValue("id"), false)
+	switch {
+	case st != nil && !st.purged:
 		return st.ev, nil
-	}
-	if ok {
-		return nil, errNotFound()
-	}
-	if in, ok := instanceOf(cal, id); ok {
-		return in.virtual(), nil
+	case in != nil:
+		return v.virtual(in), nil
 	}
 	return nil, errNotFound()
 }
@@ -390,8 +403,10 @@ func (s *Server) updateEvent(r *http.Request, cal *calendarState) (any, *APIErro
 		ev.Status = "confirmed"
 	}
 	s.stamp(ev, false)
+	old := st.ev
 	st.ev = ev
 	cal.events[ev.Id] = st
+	s.seriesUpdatedLocked(cal, old, ev)
 	return ev, nil
 }
 
@@ -426,21 +441,22 @@ func (s *Server) patchEvent(r *http.Request, cal *calendarState) (any, *APIError
 		return nil, apiErr
 	}
 	s.stamp(&ev, false)
+	old := st.ev
 	st.ev = &ev
 	cal.events[ev.Id] = st
+	s.seriesUpdatedLocked(cal, old, &ev)
 	return &ev, nil
 }
 
 func (s *Server) deleteEvent(r *http.Request, cal *calendarState) (any, *APIError) {
-	id := r.PathValue("id")
-	st, ok := cal.events[id]
-	if !ok {
-		// Deleting an instance stores a cancelled exception.
-		in, found := instanceOf(cal, id)
-		if !found {
+	v := s.view(cal)
+	st, in := v.lookup(r.PathValue("id"), false)
+	if st == nil {
+		if in == nil {
 			return nil, errNotFound()
 		}
-		st = in.materialize(cal)
+		// Deleting an instance stores a cancelled exception.
+		st = v.materialize(in)
 	}
 	if st.purged {
 		return nil, errNotFound()
@@ -459,11 +475,10 @@ func (s *Server) deleteEvent(r *http.Request, cal *calendarState) (any, *APIErro
 
 // writable finds the event an update or patch targets and checks If-Match.
 func (s *Server) writable(r *http.Request, cal *calendarState) (*stored, *APIError) {
-	id := r.PathValue("id")
-	st, ok := cal.events[id]
-	if !ok {
-		in, found := instanceOf(cal, id)
-		if !found {
+	v := s.view(cal)
+	st, in := v.lookup(r.PathValue("id"), false)
+	if st == nil {
+		if in == nil {
 			return nil, errNotFound()
 		}
 		if m := r.Header.Get("If-Match"); m != "" && m != in.master.Etag {
@@ -471,7 +486,7 @@ func (s *Server) writable(r *http.Request, cal *calendarState) (*stored, *APIErr
 		}
 		// Writing an instance makes it an exception; the write below
 		// gives it its own etag.
-		return in.materialize(cal), nil
+		return v.materialize(in), nil
 	}
 	if st.purged {
 		return nil, errForbidden()
@@ -514,28 +529,43 @@ func (s *Server) listEvents(r *http.Request, cal *calendarState) (any, *APIError
 		return nil, apiErr
 	}
 	icalUID := q.Get("iCalUID")
+	v := s.view(cal)
+	anyOf := v.r.PropertyRepeats == PropertiesOr
 	keep := func(ev *calendar.Event) bool {
-		return (icalUID == "" || ev.ICalUID == icalUID) && matchProps(ev, privFilters, true) && matchProps(ev, sharedFilters, false)
+		return (icalUID == "" || ev.ICalUID == icalUID) && matchProps(ev, privFilters, true, anyOf) && matchProps(ev, sharedFilters, false, anyOf)
 	}
+	loose := v.r.Filters == FiltersLoose
 
-	var all []*calendar.Event
+	var all, cand []*calendar.Event
 	if single {
-		all = singleEvents(cal, timeMin, timeMax, showDeleted, keep)
+		all, cand = v.singleEvents(timeMin, timeMax, showDeleted, keep, loose)
 	} else {
 		for _, st := range cal.events {
 			ev := st.ev
-			if st.purged || (!showDeleted && ev.Status == "cancelled") || !keep(ev) {
+			if st.purged || (!showDeleted && ev.Status == "cancelled") {
 				continue
 			}
-			if ev.RecurringEventId != "" && !visibleException(cal, ev) {
+			if ev.RecurringEventId != "" && !v.visibleException(ev) {
 				continue
 			}
-			if len(ev.Recurrence) == 0 {
-				if start, end, err := eventSpan(ev); err == nil && !overlaps(start, end, timeMin, timeMax) {
-					continue
-				}
+			match := keep(ev)
+			if match && len(ev.Recurrence) == 0 {
+				start, end, err := eventSpan(ev)
+				match = err != nil || overlaps(start, end, timeMin, timeMax)
 			}
-			all = append(all, ev)
+			if match {
+				all = append(all, ev)
+			} else if loose {
+				cand = append(cand, ev)
+			}
+		}
+	}
+	if p := v.looseFilter(); p != nil {
+		sortEvents(cand)
+		for _, ev := range cand {
+			if p.take(ev.Id) {
+				all = append(all, ev)
+			}
 		}
 	}
 	sortEvents(all)
@@ -562,8 +592,9 @@ func (s *Server) listEvents(r *http.Request, cal *calendarState) (any, *APIError
 }
 
 // matchProps: every constraint must match (the discovery document's
-// reading of repeated filters).
-func matchProps(ev *calendar.Event, filters [][2]string, private bool) bool {
+// reading of repeated filters), or with anyOf one of them (the extended
+// properties guide's).
+func matchProps(ev *calendar.Event, filters [][2]string, private, anyOf bool) bool {
 	if len(filters) == 0 {
 		return true
 	}
@@ -575,11 +606,13 @@ func matchProps(ev *calendar.Event, filters [][2]string, private bool) bool {
 		props = ev.ExtendedProperties.Private
 	}
 	for _, f := range filters {
-		if v, ok := props[f[0]]; !ok || v != f[1] {
-			return false
+		v, ok := props[f[0]]
+		hit := ok && v == f[1]
+		if hit == anyOf {
+			return hit
 		}
 	}
-	return true
+	return !anyOf
 }
 
 func decodeEvent(r *http.Request) (*calendar.Event, *APIError) {

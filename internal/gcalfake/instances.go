@@ -1,7 +1,10 @@
 package gcalfake
 
 import (
+	"encoding/base32"
 	"encoding/base64"
+	"encoding/binary"
+	"hash/fnv"
 	"net/http"
 	"slices"
 	"strconv"
@@ -11,12 +14,29 @@ import (
 	calendar "google.golang.org/api/calendar/v3"
 )
 
-// instanceRef is one instance of a live recurring master, found by id.
+// view is a calendar as the readings in force present it. Its methods run
+// under the server's lock.
+type view struct {
+	cal  *calendarState
+	r    Readings
+	seed uint64
+}
+
+func (s *Server) view(cal *calendarState) view {
+	return view{cal: cal, r: s.readings, seed: s.seed}
+}
+
+// instanceRef is one instance of a live recurring master that has no
+// exception stored yet.
 type instanceRef struct {
 	master *calendar.Event
 	sr     *series
 	orig   time.Time
-	id     string
+}
+
+// opaqueRef is what an opaque instance id stands for.
+type opaqueRef struct {
+	master, suffix string
 }
 
 // liveSeries returns the series of a master whose instances are shown:
@@ -29,64 +49,174 @@ func liveSeries(st *stored) (*series, bool) {
 	return sr, err == nil
 }
 
-// instanceOf resolves an instance id "{masterId}_{suffix}" that has no
-// exception stored yet.
-func instanceOf(cal *calendarState, id string) (instanceRef, bool) {
+// instanceID is the id the API gives master's instance at orig. An opaque
+// id is remembered, so that the request that uses it finds the instance.
+func (v view) instanceID(master *calendar.Event, sr *series, orig time.Time) string {
+	suffix := sr.instanceSuffix(orig)
+	if v.r.InstanceIDs != InstanceIDsOpaque {
+		return master.Id + "_" + suffix
+	}
+	id := opaqueID(v.seed, master.Id, suffix)
+	v.cal.opaque[id] = opaqueRef{master: master.Id, suffix: suffix}
+	return id
+}
+
+// opaqueID hashes an instance to 26 base32hex characters that say nothing
+// of its series or start.
+func opaqueID(seed uint64, masterID, suffix string) string {
+	h := fnv.New128a()
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], seed)
+	h.Write(b[:])
+	h.Write([]byte(masterID))
+	h.Write([]byte{0})
+	h.Write([]byte(suffix))
+	return strings.ToLower(base32.HexEncoding.WithPadding(base32.NoPadding).EncodeToString(h.Sum(nil)))
+}
+
+// lookup finds what id addresses: a stored event (purged ones included), or
+// else an instance of a live series with no exception stored. anyForm also
+// takes the derived form under opaque ids: the inspection helpers name
+// instances as a person points at them.
+func (v view) lookup(id string, anyForm bool) (*stored, *instanceRef) {
+	if st, ok := v.cal.events[id]; ok {
+		return st, nil
+	}
+	in, ok := v.instanceOf(id)
+	if !ok && anyForm {
+		in, ok = v.derivedInstance(id)
+	}
+	if !ok {
+		return nil, nil
+	}
+	// An exception stored under another id (the readings changed since).
+	if st := v.exceptionAt(in.master.Id, in.orig); st != nil {
+		return st, nil
+	}
+	return nil, &in
+}
+
+// instanceOf resolves an instance id as the API gives it.
+func (v view) instanceOf(id string) (instanceRef, bool) {
+	if v.r.InstanceIDs == InstanceIDsOpaque {
+		ref, ok := v.cal.opaque[id]
+		if !ok {
+			return instanceRef{}, false
+		}
+		return v.instanceAt(ref.master, ref.suffix)
+	}
+	return v.derivedInstance(id)
+}
+
+// derivedInstance resolves "{masterId}_{suffix}".
+func (v view) derivedInstance(id string) (instanceRef, bool) {
 	i := strings.LastIndexByte(id, '_')
 	if i <= 0 {
 		return instanceRef{}, false
 	}
-	st := cal.events[id[:i]]
+	return v.instanceAt(id[:i], id[i+1:])
+}
+
+func (v view) instanceAt(masterID, suffix string) (instanceRef, bool) {
+	st := v.cal.events[masterID]
 	sr, ok := liveSeries(st)
 	if !ok {
 		return instanceRef{}, false
 	}
-	orig, ok := sr.parseSuffix(id[i+1:])
-	if !ok || sr.instanceSuffix(orig) != id[i+1:] || !sr.has(orig) {
+	orig, ok := sr.parseSuffix(suffix)
+	if !ok || sr.instanceSuffix(orig) != suffix || !sr.has(orig) {
 		return instanceRef{}, false
 	}
-	return instanceRef{master: st.ev, sr: sr, orig: orig, id: id}, true
+	return instanceRef{master: st.ev, sr: sr, orig: orig}, true
 }
 
-func (in instanceRef) virtual() *calendar.Event { return in.sr.instance(in.master, in.orig) }
+// exceptionAt finds the stored exception of masterID at orig.
+func (v view) exceptionAt(masterID string, orig time.Time) *stored {
+	for _, st := range v.cal.events {
+		if st.ev.RecurringEventId != masterID {
+			continue
+		}
+		if k, ok := origKey(st.ev); ok && k == orig.UnixNano() {
+			return st
+		}
+	}
+	return nil
+}
+
+// instance is the unmodified instance of master at orig.
+func (v view) instance(master *calendar.Event, sr *series, orig time.Time) *calendar.Event {
+	return sr.instance(master, orig, v.instanceID(master, sr, orig))
+}
+
+func (v view) virtual(in *instanceRef) *calendar.Event { return v.instance(in.master, in.sr, in.orig) }
 
 // materialize returns the instance as an exception to be stored by the
 // write that makes it one.
-func (in instanceRef) materialize(cal *calendarState) *stored {
-	return &stored{ev: cloneEvent(in.virtual())}
+func (v view) materialize(in *instanceRef) *stored {
+	return &stored{ev: cloneEvent(v.virtual(in))}
 }
 
-// exceptionsOf indexes the stored exceptions of every master by instance
-// id.
-func exceptionsOf(cal *calendarState) map[string]map[string]*calendar.Event {
-	out := map[string]map[string]*calendar.Event{}
-	for id, st := range cal.events {
+// origKey is an exception's original start as a map key: the instant, or
+// for an all-day one midnight UTC of its date, as series.occurrences
+// yields them.
+func origKey(ev *calendar.Event) (int64, bool) {
+	if ev.OriginalStartTime == nil {
+		return 0, false
+	}
+	t, err := parseEventTime(ev.OriginalStartTime, "originalStart")
+	if err != nil {
+		return 0, false
+	}
+	return t.UnixNano(), true
+}
+
+// exceptionsOf indexes the stored exceptions of every master by original
+// start.
+func exceptionsOf(cal *calendarState) map[string]map[int64]*calendar.Event {
+	out := map[string]map[int64]*calendar.Event{}
+	for _, st := range cal.events {
 		if st.purged || st.ev.RecurringEventId == "" {
+			continue
+		}
+		k, ok := origKey(st.ev)
+		if !ok {
 			continue
 		}
 		m := out[st.ev.RecurringEventId]
 		if m == nil {
-			m = map[string]*calendar.Event{}
+			m = map[int64]*calendar.Event{}
 			out[st.ev.RecurringEventId] = m
 		}
-		m[id] = st.ev
+		m[k] = st.ev
 	}
 	return out
 }
 
 // expand calls fn with every instance of a live master in order of
 // original start (exceptions in place of the instances they replace,
-// cancelled ones included) until fn returns false or the series ends.
-func expand(master *calendar.Event, sr *series, exceptions map[string]*calendar.Event, fn func(orig time.Time, ev *calendar.Event) bool) {
+// cancelled ones included, and under OffRuleKept the exceptions left off
+// the rule in the order of their original starts) until fn returns false
+// or the series ends.
+func (v view) expand(master *calendar.Event, sr *series, exceptions map[int64]*calendar.Event, fn func(orig time.Time, ev *calendar.Event) bool) {
+	var off []offRuleException
+	if v.r.OffRule == OffRuleKept {
+		off = offRuleExceptions(sr, exceptions)
+	}
 	next := sr.occurrences()
 	for {
 		orig, ok := next()
+		for len(off) > 0 && (!ok || off[0].orig.Before(orig)) {
+			if !fn(off[0].orig, off[0].ev) {
+				return
+			}
+			off = off[1:]
+		}
 		if !ok {
 			return
 		}
-		ev := exceptions[master.Id+"_"+sr.instanceSuffix(orig)]
+		ev := exceptions[orig.UnixNano()]
 		if ev == nil {
-			ev = sr.instance(master, orig)
+			ev = v.instance(master, sr, orig)
 		}
 		if !fn(orig, ev) {
 			return
@@ -94,9 +224,27 @@ func expand(master *calendar.Event, sr *series, exceptions map[string]*calendar.
 	}
 }
 
+type offRuleException struct {
+	orig time.Time
+	ev   *calendar.Event
+}
+
+// offRuleExceptions lists the exceptions whose original start is no
+// occurrence of the series, in order of original start.
+func offRuleExceptions(sr *series, exceptions map[int64]*calendar.Event) []offRuleException {
+	var out []offRuleException
+	for _, ev := range exceptions {
+		if orig, ok := sr.originalStart(ev); ok && !sr.has(orig) {
+			out = append(out, offRuleException{orig, ev})
+		}
+	}
+	slices.SortFunc(out, func(a, b offRuleException) int { return a.orig.Compare(b.orig) })
+	return out
+}
+
 // maxMove is how far before its original start an exception of master
 // was moved, so that an expansion bounded by timeMax still finds it.
-func maxMove(sr *series, exceptions map[string]*calendar.Event) time.Duration {
+func maxMove(sr *series, exceptions map[int64]*calendar.Event) time.Duration {
 	var d time.Duration
 	for _, ev := range exceptions {
 		orig, ok := sr.originalStart(ev)
@@ -109,11 +257,15 @@ func maxMove(sr *series, exceptions map[string]*calendar.Event) time.Duration {
 }
 
 // visibleException reports whether a stored exception is shown: its
-// master is live and still has an instance at its original start.
-func visibleException(cal *calendarState, ev *calendar.Event) bool {
-	sr, ok := liveSeries(cal.events[ev.RecurringEventId])
+// master is live and still has an instance at its original start, or,
+// under OffRuleKept, is still a live series.
+func (v view) visibleException(ev *calendar.Event) bool {
+	sr, ok := liveSeries(v.cal.events[ev.RecurringEventId])
 	if !ok {
 		return false
+	}
+	if v.r.OffRule == OffRuleKept {
+		return true
 	}
 	orig, ok := sr.originalStart(ev)
 	return ok && sr.has(orig)
@@ -190,6 +342,7 @@ func (s *Server) listInstances(r *http.Request, cal *calendarState) (any, *APIEr
 	if st.ev.Status == "cancelled" {
 		return nil, errDeleted()
 	}
+	v := s.view(cal)
 	q := r.URL.Query()
 	lo, hi, apiErr := timeRange(q)
 	if apiErr != nil {
@@ -207,31 +360,33 @@ func (s *Server) listInstances(r *http.Request, cal *calendarState) (any, *APIEr
 		return out, nil
 	}
 	var target time.Time
-	if v := q.Get("originalStart"); v != "" {
-		t, err := sr.parseOriginalStart(v)
-		if err != nil {
-			return nil, errBadRequest("Bad Request")
+	if raw := q.Get("originalStart"); raw != "" {
+		if target, apiErr = v.originalStartFilter(sr, raw); apiErr != nil {
+			return nil, apiErr
 		}
-		target = t
 	}
 	exceptions := exceptionsOf(cal)[st.ev.Id]
 	stopAt := time.Time{}
 	if !hi.IsZero() {
 		stopAt = hi.Add(maxMove(sr, exceptions))
 	}
-	matched := 0
+	loose := v.looseFilter()
+	matched, tail := 0, 0
 	more := false
-	expand(st.ev, sr, exceptions, func(orig time.Time, ev *calendar.Event) bool {
-		if !target.IsZero() && orig.After(target) || !stopAt.IsZero() && !orig.Before(stopAt) {
-			return false
-		}
-		if !target.IsZero() && !orig.Equal(target) {
-			return true
+	v.expand(st.ev, sr, exceptions, func(orig time.Time, ev *calendar.Event) bool {
+		past := !target.IsZero() && orig.After(target) || !stopAt.IsZero() && !orig.Before(stopAt)
+		if past {
+			// Nothing further matches; a loose filter may still let a
+			// few more through.
+			if tail++; loose == nil || tail > looseTail || loose.full() {
+				return false
+			}
 		}
 		if ev.Status == "cancelled" && !showDeleted {
 			return true
 		}
-		if start, end, err := eventSpan(ev); err != nil || !overlaps(start, end, lo, hi) {
+		match := !past && (target.IsZero() || orig.Equal(target)) && spanOverlaps(ev, lo, hi)
+		if !match && (loose == nil || !loose.take(ev.Id)) {
 			return true
 		}
 		matched++
@@ -251,97 +406,28 @@ func (s *Server) listInstances(r *http.Request, cal *calendarState) (any, *APIEr
 	return out, nil
 }
 
-// singleEvents expands the calendar's events as events.list does with
-// singleEvents=true: instances of recurring events instead of their
-// masters and exceptions.
-func singleEvents(cal *calendarState, lo, hi time.Time, showDeleted bool, keep func(*calendar.Event) bool) []*calendar.Event {
-	exceptions := exceptionsOf(cal)
-	var out []*calendar.Event
-	for _, st := range cal.events {
-		ev := st.ev
-		switch {
-		case st.purged, ev.RecurringEventId != "", !keep(ev):
-			continue
-		case len(ev.Recurrence) == 0:
-			if ev.Status == "cancelled" && !showDeleted {
-				continue
-			}
-			if start, end, err := eventSpan(ev); err == nil && !overlaps(start, end, lo, hi) {
-				continue
-			}
-			out = append(out, ev)
-			continue
+// originalStartFilter reads events.instances' originalStart: the instant
+// (or, for an all-day series, the date) to list, or zero when the
+// readings ignore it.
+func (v view) originalStartFilter(sr *series, raw string) (time.Time, *APIError) {
+	if _, err := time.Parse("2006-01-02", raw); err == nil {
+		switch v.r.AllDayOriginalStart {
+		case OriginalStartIgnored:
+			return time.Time{}, nil
+		case OriginalStartRejected:
+			return time.Time{}, errInvalidParameter("originalStart")
 		}
-		sr, ok := liveSeries(st)
-		if !ok {
-			continue
-		}
-		exc := exceptions[ev.Id]
-		stopAt := time.Time{}
-		if !hi.IsZero() {
-			stopAt = hi.Add(maxMove(sr, exc))
-		}
-		expand(ev, sr, exc, func(orig time.Time, inst *calendar.Event) bool {
-			if !stopAt.IsZero() && !orig.Before(stopAt) {
-				return false
-			}
-			if inst.Status == "cancelled" && !showDeleted {
-				return true
-			}
-			if start, end, err := eventSpan(inst); err == nil && overlaps(start, end, lo, hi) {
-				out = append(out, inst)
-			}
-			return true
-		})
 	}
-	return out
+	t, err := sr.parseOriginalStart(raw)
+	if err != nil {
+		return time.Time{}, errBadRequest("Bad Request")
+	}
+	return t, nil
 }
 
-// Occurrence is one thing a person sees in the calendar: a single event or
-// one instance of a recurring event.
-type Occurrence struct {
-	Summary string
-	// Start and End are instants; all-day occurrences run from midnight
-	// UTC of their first day to midnight UTC after their last.
-	Start, End time.Time
-	AllDay     bool
-	// EventID is the event's or instance's id.
-	EventID string
-}
-
-func (o Occurrence) String() string {
-	if o.AllDay {
-		return o.Start.Format("2006-01-02") + ".." + o.End.Format("2006-01-02") + " " + strconv.Quote(o.Summary)
-	}
-	return o.Start.UTC().Format(time.RFC3339) + ".." + o.End.UTC().Format(time.RFC3339) + " " + strconv.Quote(o.Summary)
-}
-
-// Agenda answers "what would a person see between from and to?": every
-// live single event and every shown instance of every recurring event that
-// overlaps [from, to), ordered by start, end and title.
-func (s *Server) Agenda(calendarID string, from, to time.Time) []Occurrence {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	cal, ok := s.calendars[calendarID]
-	if !ok {
-		return nil
-	}
-	var out []Occurrence
-	for _, ev := range singleEvents(cal, from, to, false, func(*calendar.Event) bool { return true }) {
-		start, end, err := eventSpan(ev)
-		if err != nil {
-			continue
-		}
-		out = append(out, Occurrence{Summary: ev.Summary, Start: start, End: end, AllDay: ev.Start.Date != "", EventID: ev.Id})
-	}
-	slices.SortFunc(out, func(a, b Occurrence) int {
-		if c := a.Start.Compare(b.Start); c != 0 {
-			return c
-		}
-		if c := a.End.Compare(b.End); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Summary, b.Summary)
-	})
-	return out
+// spanOverlaps reports whether ev meets [lo, hi); an event whose times
+// cannot be read does not.
+func spanOverlaps(ev *calendar.Event, lo, hi time.Time) bool {
+	start, end, err := eventSpan(ev)
+	return err == nil && overlaps(start, end, lo, hi)
 }

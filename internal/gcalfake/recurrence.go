@@ -20,15 +20,18 @@ import (
 //   - Instances have ids "{masterId}_{YYYYMMDDTHHMMSSZ}" (timed, the
 //     original start in UTC) or "{masterId}_{YYYYMMDD}" (all-day). Google
 //     has announced a change of that format: callers must treat them as
-//     opaque and find instances through events.instances.
+//     opaque and find instances through events.instances
+//     (Readings.InstanceIDs models both).
 //   - Writing an instance (update, patch, delete) stores an exception: a
 //     full event of its own with recurringEventId and originalStartTime.
 //     Deleting an instance stores a cancelled exception.
-//   - Exceptions are independent copies: a later update of the master does
-//     not change them (Google does not document any propagation). An
+//   - Exceptions are independent copies: by default a later update of the
+//     master does not change them (Google does not document any
+//     propagation; Readings.SeriesUpdate models the other readings). An
 //     exception whose original start is no longer an occurrence of its
-//     master (the rule, an EXDATE or the start changed) is no longer shown,
-//     and neither is any instance of a deleted master.
+//     master (the rule, an EXDATE or the start changed) is by default no
+//     longer shown (Readings.OffRule), and no instance of a deleted master
+//     ever is.
 //   - Google refuses recurrence rules its parser does not take with 400
 //     "Invalid recurrence rule." The emulator refuses malformed lines, parts
 //     RFC 5545 does not define, FREQ finer than DAILY (Google has no such
@@ -476,12 +479,13 @@ func (s *series) dateTime(t time.Time) *calendar.EventDateTime {
 	return &calendar.EventDateTime{DateTime: t.In(s.loc).Format(time.RFC3339), TimeZone: s.tz}
 }
 
-// instance is the unmodified instance of master at orig. It shares the
-// master's nested values: it is only read (materialize copies it).
-func (s *series) instance(master *calendar.Event, orig time.Time) *calendar.Event {
+// instance is the unmodified instance of master at orig, with id. It
+// shares the master's nested values: it is only read (materialize copies
+// it).
+func (s *series) instance(master *calendar.Event, orig time.Time, id string) *calendar.Event {
 	c := *master
 	ev := &c
-	ev.Id = master.Id + "_" + s.instanceSuffix(orig)
+	ev.Id = id
 	ev.Recurrence = nil
 	ev.RecurringEventId = master.Id
 	ev.OriginalStartTime = s.dateTime(orig)
