@@ -2,11 +2,12 @@
 // API, faithful to Google's ids, error shapes and delete semantics. The real
 // Go client talks to it (option.WithEndpoint + option.WithHTTPClient), so
 // tests and `calsyncd demo` exercise the same code that talks to Google.
+// Where Google's documentation is silent, Readings switch between the
+// plausible answers, so that tests can run under each.
 package gcalfake
 
 import (
 	"cmp"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -495,124 +496,6 @@ func (s *Server) writable(r *http.Request, cal *calendarState) (*stored, *APIErr
 		return nil, errConditionNotMet()
 	}
 	return st, nil
-}
-
-func (s *Server) listEvents(r *http.Request, cal *calendarState) (any, *APIError) {
-	q := r.URL.Query()
-	showDeleted := q.Get("showDeleted") == "true"
-	single := q.Get("singleEvents") == "true"
-	if ob := q.Get("orderBy"); ob != "" && (ob != "updated" && (ob != "startTime" || !single)) {
-		// Google orders by start time only when it expands instances.
-		return nil, errBadRequest("The requested ordering is not available for the particular query.")
-	}
-	maxResults, offset, apiErr := paging(q)
-	if apiErr != nil {
-		return nil, apiErr
-	}
-	var privFilters, sharedFilters [][2]string
-	for _, f := range q["privateExtendedProperty"] {
-		k, v, ok := strings.Cut(f, "=")
-		if !ok {
-			return nil, errInvalid("Invalid privateExtendedProperty filter.")
-		}
-		privFilters = append(privFilters, [2]string{k, v})
-	}
-	for _, f := range q["sharedExtendedProperty"] {
-		k, v, ok := strings.Cut(f, "=")
-		if !ok {
-			return nil, errInvalid("Invalid sharedExtendedProperty filter.")
-		}
-		sharedFilters = append(sharedFilters, [2]string{k, v})
-	}
-	timeMin, timeMax, apiErr := timeRange(q)
-	if apiErr != nil {
-		return nil, apiErr
-	}
-	icalUID := q.Get("iCalUID")
-	v := s.view(cal)
-	anyOf := v.r.PropertyRepeats == PropertiesOr
-	keep := func(ev *calendar.Event) bool {
-		return (icalUID == "" || ev.ICalUID == icalUID) && matchProps(ev, privFilters, true, anyOf) && matchProps(ev, sharedFilters, false, anyOf)
-	}
-	loose := v.r.Filters == FiltersLoose
-
-	var all, cand []*calendar.Event
-	if single {
-		all, cand = v.singleEvents(timeMin, timeMax, showDeleted, keep, loose)
-	} else {
-		for _, st := range cal.events {
-			ev := st.ev
-			if st.purged || (!showDeleted && ev.Status == "cancelled") {
-				continue
-			}
-			if ev.RecurringEventId != "" && !v.visibleException(ev) {
-				continue
-			}
-			match := keep(ev)
-			if match && len(ev.Recurrence) == 0 {
-				start, end, err := eventSpan(ev)
-				match = err != nil || overlaps(start, end, timeMin, timeMax)
-			}
-			if match {
-				all = append(all, ev)
-			} else if loose {
-				cand = append(cand, ev)
-			}
-		}
-	}
-	if p := v.looseFilter(); p != nil {
-		sortEvents(cand)
-		for _, ev := range cand {
-			if p.take(ev.Id) {
-				all = append(all, ev)
-			}
-		}
-	}
-	sortEvents(all)
-	if offset > len(all) {
-		return nil, errInvalid("Invalid page token.")
-	}
-	end := min(offset+maxResults, len(all))
-	out := &calendar.Events{
-		Kind:     "calendar#events",
-		Summary:  cal.summary,
-		TimeZone: cal.timeZone,
-		Updated:  s.now().UTC().Format(time.RFC3339Nano),
-		Items:    make([]*calendar.Event, 0, end-offset),
-	}
-	for _, ev := range all[offset:end] {
-		out.Items = append(out.Items, ev)
-	}
-	if end < len(all) {
-		out.NextPageToken = pageToken(end)
-	} else {
-		out.NextSyncToken = base64.RawURLEncoding.EncodeToString([]byte("sync:" + strconv.FormatInt(s.etagSeq, 10)))
-	}
-	return out, nil
-}
-
-// matchProps: every constraint must match (the discovery document's
-// reading of repeated filters), or with anyOf one of them (the extended
-// properties guide's).
-func matchProps(ev *calendar.Event, filters [][2]string, private, anyOf bool) bool {
-	if len(filters) == 0 {
-		return true
-	}
-	if ev.ExtendedProperties == nil {
-		return false
-	}
-	props := ev.ExtendedProperties.Shared
-	if private {
-		props = ev.ExtendedProperties.Private
-	}
-	for _, f := range filters {
-		v, ok := props[f[0]]
-		hit := ok && v == f[1]
-		if hit == anyOf {
-			return hit
-		}
-	}
-	return !anyOf
 }
 
 func decodeEvent(r *http.Request) (*calendar.Event, *APIError) {

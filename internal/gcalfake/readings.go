@@ -43,11 +43,12 @@ const (
 	// that date (a timed series answers 400 badRequest, as for any
 	// unreadable originalStart).
 	OriginalStartHonoured AllDayOriginalStart = iota
-	// OriginalStartIgnored drops the filter: every instance is listed
-	// (timeMin, timeMax, showDeleted, maxResults and paging still apply).
+	// OriginalStartIgnored drops the filter, on any series: every
+	// instance is listed (timeMin, timeMax, showDeleted, maxResults and
+	// paging still apply).
 	OriginalStartIgnored
-	// OriginalStartRejected answers 400 global/invalid, location
-	// originalStart.
+	// OriginalStartRejected answers 400 global/invalid "Invalid value for:
+	// originalStart" (locationType parameter), on any series.
 	OriginalStartRejected
 )
 

@@ -139,12 +139,25 @@ func seriesWithExceptions(t *testing.T, fake *gcalfake.Server, svc *calendar.Ser
 	return master
 }
 
-func TestSeriesUpdateReadings(t *testing.T) {
-	const (
-		kept = gcalfake.ExceptionsKept
-		prop = gcalfake.ExceptionsPropagated
-		drop = gcalfake.ExceptionsDropped
-	)
+// seriesUpdate is one update of seriesWithExceptions and what follows
+// under each SeriesUpdate reading.
+type seriesUpdate struct {
+	name   string
+	update func(t *testing.T, fake *gcalfake.Server, svc *calendar.Service, master *calendar.Event)
+	want   map[gcalfake.SeriesUpdate][]string
+	// lastFeed is the fourth instance's "feed" property afterwards.
+	lastFeed map[gcalfake.SeriesUpdate]string
+	// movedKept: whether the moved exception is still stored.
+	movedKept map[gcalfake.SeriesUpdate]bool
+}
+
+const (
+	kept = gcalfake.ExceptionsKept
+	prop = gcalfake.ExceptionsPropagated
+	drop = gcalfake.ExceptionsDropped
+)
+
+func seriesUpdates() []seriesUpdate {
 	as := map[string]string{
 		"15":      `2027-03-15T08:30:00Z..2027-03-15T09:00:00Z "Team sync" @Room 1 v1`,
 		"moved":   `2027-03-23T13:00:00Z..2027-03-23T13:30:00Z "Moved" @Room 1 v1`,
@@ -166,15 +179,7 @@ func TestSeriesUpdateReadings(t *testing.T) {
 		"29 late": `2027-03-29T08:30:00Z..2027-03-29T09:00:00Z "Team sync" @Room 1 v1`,
 		"05 late": `2027-04-05T08:30:00Z..2027-04-05T09:00:00Z "Team sync" @Room 1 v1`,
 	}
-	updates := []struct {
-		name   string
-		update func(t *testing.T, fake *gcalfake.Server, svc *calendar.Service, master *calendar.Event)
-		want   map[gcalfake.SeriesUpdate][]string
-		// lastFeed is the fourth instance's "feed" property afterwards.
-		lastFeed map[gcalfake.SeriesUpdate]string
-		// movedKept: whether the moved exception is still stored.
-		movedKept map[gcalfake.SeriesUpdate]bool
-	}{{
+	return []seriesUpdate{{
 		name: "update retitles and moves to room 2",
 		update: func(t *testing.T, _ *gcalfake.Server, svc *calendar.Service, m *calendar.Event) {
 			m.Summary, m.Location, m.Description = "Renamed", "Room 2", "v2"
@@ -254,6 +259,10 @@ func TestSeriesUpdateReadings(t *testing.T) {
 		lastFeed:  map[gcalfake.SeriesUpdate]string{kept: "team", prop: "team", drop: "team"},
 		movedKept: map[gcalfake.SeriesUpdate]bool{kept: true, prop: true, drop: true},
 	}}
+}
+
+func TestSeriesUpdateReadings(t *testing.T) {
+	updates := seriesUpdates()
 	for _, reading := range []gcalfake.SeriesUpdate{kept, prop, drop} {
 		for _, u := range updates {
 			t.Run(reading.String()+"/"+u.name, func(t *testing.T) {
