@@ -291,6 +291,7 @@ func TestInstallAsTheReadmeSays(t *testing.T) {
 	d := h.startAsUnit(t, unit)
 	d.waitFor(t, "READY=1")
 	d.syncNow(t, listen)
+	d.checkMetrics(t, listen)
 	d.stop(t)
 
 	ownedBy(t, h.path("/var/lib/calsyncd/calsyncd.db"), svc)
@@ -476,5 +477,28 @@ func (s *service) stop(t *testing.T) {
 		}
 	case <-time.After(time.Minute):
 		t.Fatalf("the service did not stop on SIGTERM:\n%s", s.log.String())
+	}
+}
+
+// checkMetrics scrapes the service as Prometheus would and looks for the
+// gauges the alerting rules read.
+func (s *service) checkMetrics(t *testing.T, listen string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, "http://"+listen+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+statusSecret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	for _, want := range []string{
+		`calsyncd_subscription_state{state="ERROR",subscription="team"} 0`,
+		`calsyncd_held_deletes{subscription="team"} 0`,
+		`calsyncd_last_success_timestamp_seconds{subscription="team"} `,
+	} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
 	}
 }
