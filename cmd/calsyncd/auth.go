@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/calsyncd/calsyncd/internal/config"
@@ -50,7 +52,7 @@ func (c *authCommand) login(ctx context.Context, args []string) error {
 	if fs.NArg() > 0 {
 		return &exitError{code: 2, err: fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))}
 	}
-	cfg, err := loadConfig(*cfgPath)
+	cfg, err := c.loadConfig(*cfgPath)
 	if err != nil {
 		return err
 	}
@@ -70,7 +72,7 @@ func (c *authCommand) status(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return &exitError{code: 2, err: err}
 	}
-	cfg, err := loadConfig(*cfgPath)
+	cfg, err := c.loadConfig(*cfgPath)
 	if err != nil {
 		return err
 	}
@@ -120,6 +122,37 @@ func (c *authCommand) status(ctx context.Context, args []string) error {
 		return &exitError{code: 1, err: fmt.Errorf("%d key or token file(s) are accessible to group or others (--strict-perms)", len(problems))}
 	}
 	return nil
+}
+
+// loadConfig loads the configuration for the auth commands. They need
+// state_dir and the accounts, not the other secrets, so a ${VAR} left unset
+// elsewhere (a feed token, the status token) is noted and ignored: `auth
+// login` runs as the service's user without the service's environment file,
+// which only systemd reads. An unset variable in what they need is an error.
+func (c *authCommand) loadConfig(path string) (*config.Config, error) {
+	if path == "" {
+		return nil, &exitError{code: 2, err: fmt.Errorf("--config is required")}
+	}
+	cfg, unset, err := config.LoadAllowUnset(path)
+	var needed config.Errors
+	for _, u := range unset {
+		if u.Key == "state_dir" || strings.HasPrefix(u.Key, "google.") || strings.HasPrefix(u.Key, "accounts[") {
+			needed = append(needed, u)
+			continue
+		}
+		fmt.Fprintf(c.m.Stderr, "note: %s (not needed here)\n", u)
+	}
+	if len(needed) > 0 {
+		var errs config.Errors
+		errors.As(err, &errs)
+		all := append(needed, errs...)
+		slices.SortStableFunc(all, func(a, b *config.Error) int { return a.Line - b.Line })
+		return nil, all
+	}
+	if err != nil {
+		return nil, err
+	}
+	return cfg, nil
 }
 
 // checkSecretFiles warns about key and token files that group or others can

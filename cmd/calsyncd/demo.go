@@ -84,6 +84,7 @@ func (c *demoCommand) Run(ctx context.Context, args []string) error {
 	defer a.Close()
 	metrics := status.NewMetrics()
 	a.runner.Observer, a.metrics = metrics, metrics
+	metrics.WatchSubscriptions(a.store, func() []string { return subscriptionIDs(a.config()) })
 
 	d := subscription.NewDaemon(cfg, a.runner, a.store, log, uint64(time.Now().UnixNano()))
 	d.SkipCatchUp() // the story runs the first syncs itself

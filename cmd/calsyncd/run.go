@@ -47,6 +47,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	metrics := status.NewMetrics()
 	a.runner.Observer = metrics
 	a.metrics = metrics
+	metrics.WatchSubscriptions(a.store, func() []string { return subscriptionIDs(a.config()) })
 
 	d := subscription.NewDaemon(cfg, a.runner, a.store, log, uint64(time.Now().UnixNano()))
 	// Leases let several replicas share one database: each account is paced
@@ -144,4 +145,12 @@ func (c *runCommand) shutdown(d *subscription.Daemon, a *app) error {
 	}
 	a.log.Info("calsyncd stopped")
 	return nil
+}
+
+func subscriptionIDs(cfg *config.Config) []string {
+	ids := make([]string, len(cfg.Subscriptions))
+	for i, s := range cfg.Subscriptions {
+		ids[i] = s.ID
+	}
+	return ids
 }

@@ -15,15 +15,29 @@ func (c *validateCommand) Synopsis() string {
 }
 
 func (c *validateCommand) Run(ctx context.Context, args []string) error {
-	fs := c.m.newFlagSet("validate", "validate --config FILE")
+	fs := c.m.newFlagSet("validate", "validate --config FILE [--allow-unset]")
 	cfgPath := fs.String("config", "", "configuration file")
+	allowUnset := fs.Bool("allow-unset", false,
+		"report ${VAR}s whose variable is not set as warnings instead of errors (run and sync still refuse them)")
 	if err := fs.Parse(args); err != nil {
 		return &exitError{code: 2, err: err}
 	}
 	if *cfgPath == "" {
 		return &exitError{code: 2, err: errors.New("--config is required")}
 	}
-	cfg, err := config.Load(*cfgPath)
+	var (
+		cfg   *config.Config
+		unset config.Errors
+		err   error
+	)
+	if *allowUnset {
+		cfg, unset, err = config.LoadAllowUnset(*cfgPath)
+	} else {
+		cfg, err = config.Load(*cfgPath)
+	}
+	for _, u := range unset {
+		fmt.Fprintf(c.m.Stdout, "warning: %s (allowed by --allow-unset; run and sync refuse it)\n", u)
+	}
 	if err != nil {
 		var errs config.Errors
 		if errors.As(err, &errs) {

@@ -71,30 +71,79 @@ func Load(path string) (*Config, error) {
 // Parse decodes and validates a configuration. file names the source in
 // errors and anchors relative paths; lookupEnv resolves ${VAR} (nil: none).
 func Parse(file string, data []byte, lookupEnv func(string) (string, bool)) (*Config, error) {
+	cfg, _, err := parse(file, data, lookupEnv, false)
+	return cfg, err
+}
+
+// LoadAllowUnset is Load for commands that can do without the secrets
+// (`validate --allow-unset`, `auth`): a ${VAR} naming an unset variable is
+// not an error but a warning, returned with the file, line and key that use
+// it, and the value keeps the literal ${VAR} text in its place. A key that
+// uses an unset variable is not validated further (its real value is
+// unknown); every other error is reported as Load reports it. The daemon
+// and sync use Load, which refuses unset variables.
+func LoadAllowUnset(path string) (*Config, Errors, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("config: %w", err)
+	}
+	return ParseAllowUnset(path, data, os.LookupEnv)
+}
+
+// ParseAllowUnset is Parse with LoadAllowUnset's treatment of unset
+// variables.
+func ParseAllowUnset(file string, data []byte, lookupEnv func(string) (string, bool)) (*Config, Errors, error) {
+	return parse(file, data, lookupEnv, true)
+}
+
+func parse(file string, data []byte, lookupEnv func(string) (string, bool), allowUnset bool) (*Config, Errors, error) {
 	if lookupEnv == nil {
 		lookupEnv = func(string) (string, bool) { return "", false }
 	}
 	cfg := Default()
 	cfg.Path = file
-	d := &decoder{file: file, env: lookupEnv, lines: map[string]int{}}
+	d := &decoder{file: file, env: lookupEnv, lines: map[string]int{}, allowUnset: allowUnset}
 
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
-		return nil, Errors{{File: file, Line: yamlErrLine(err), Msg: "not valid YAML: " + yamlErrMsg(err)}}
+		return nil, nil, Errors{{File: file, Line: yamlErrLine(err), Msg: "not valid YAML: " + yamlErrMsg(err)}}
 	}
 	if len(doc.Content) > 0 {
 		d.decode(doc.Content[0], reflect.ValueOf(cfg).Elem(), "")
 	}
-	if len(d.errs) > 0 {
-		return nil, d.errs
+	if errs := d.withoutUnsetKeys(d.errs); len(errs) > 0 {
+		return nil, d.unset, errs
 	}
 	cfg.resolvePaths()
-	d.errs = append(d.errs, cfg.validate(d)...)
-	if len(d.errs) > 0 {
-		return nil, d.errs
+	if errs := d.withoutUnsetKeys(append(d.errs, cfg.validate(d)...)); len(errs) > 0 {
+		return nil, d.unset, errs
 	}
-	return cfg, nil
+	return cfg, d.unset, nil
+}
+
+// withoutUnsetKeys drops the errors about keys whose value uses an unset
+// variable (allowed with allowUnset): their real value is unknown.
+func (d *decoder) withoutUnsetKeys(errs Errors) Errors {
+	if len(d.unset) == 0 {
+		return errs
+	}
+	var out Errors
+	for _, e := range errs {
+		if !d.usesUnset(e.Key) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func (d *decoder) usesUnset(key string) bool {
+	for _, u := range d.unset {
+		if key == u.Key || strings.HasPrefix(key, u.Key+".") || strings.HasPrefix(key, u.Key+"[") {
+			return true
+		}
+	}
+	return false
 }
 
 func yamlErrLine(err error) int {
@@ -148,6 +197,10 @@ type decoder struct {
 	env   func(string) (string, bool)
 	errs  Errors
 	lines map[string]int
+	// allowUnset keeps an unset ${VAR} as its literal text and records it
+	// in unset instead of failing.
+	allowUnset bool
+	unset      Errors
 }
 
 func (d *decoder) errorf(line int, key, format string, args ...any) {
@@ -358,7 +411,18 @@ func (d *decoder) scalar(n *yaml.Node, path string) (string, bool) {
 		d.errorf(n.Line, path, "expected a single value")
 		return "", false
 	}
-	s, err := expandEnv(n.Value, d.env)
+	lookup := d.env
+	if d.allowUnset {
+		lookup = func(name string) (string, bool) {
+			if v, ok := d.env(name); ok {
+				return v, true
+			}
+			d.unset = append(d.unset, &Error{File: d.file, Line: n.Line, Key: path,
+				Msg: fmt.Sprintf("environment variable %s is not set", name)})
+			return "${" + name + "}", true
+		}
+	}
+	s, err := expandEnv(n.Value, lookup)
 	if err != nil {
 		d.errorf(n.Line, path, "%v", err)
 		return "", false

@@ -22,7 +22,6 @@ type Metrics struct {
 	syncDuration  *prometheus.HistogramVec
 	runs          *prometheus.CounterVec
 	fetches       *prometheus.CounterVec
-	state         *prometheus.GaugeVec
 	spacing       *prometheus.GaugeVec
 	throttleUntil *prometheus.GaugeVec
 }
@@ -59,10 +58,6 @@ func NewMetrics() *Metrics {
 		Name: "calsyncd_feed_fetches_total",
 		Help: "Feed fetches by result (ok, not_modified, error).",
 	}, []string{"subscription", "result"})
-	m.state = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "calsyncd_subscription_state",
-		Help: "1 for the subscription's current state (ACTIVE or ERROR), 0 for the other.",
-	}, []string{"subscription", "state"})
 	m.spacing = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "calsyncd_pacer_spacing_seconds",
 		Help: "Current minimum spacing between request starts for the account.",
@@ -71,7 +66,7 @@ func NewMetrics() *Metrics {
 		Name: "calsyncd_throttle_window_until_seconds",
 		Help: "Unix time until which the account's throttle window defers writes (0 when open).",
 	}, []string{"account"})
-	m.reg.MustRegister(m.writes, m.deferred, m.responses, m.retries, m.syncDuration, m.runs, m.fetches, m.state, m.spacing,
+	m.reg.MustRegister(m.writes, m.deferred, m.responses, m.retries, m.syncDuration, m.runs, m.fetches, m.spacing,
 		m.throttleUntil, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -89,22 +84,11 @@ func (m *Metrics) FeedFetched(subscription, result string) {
 	m.fetches.WithLabelValues(subscription, result).Inc()
 }
 
-// RunFinished records a finished run.
+// RunFinished records a finished run. The subscription's state is read
+// from the database at each scrape (WatchSubscriptions), not from here.
 func (m *Metrics) RunFinished(subscription, outcome, state string, d time.Duration) {
 	m.runs.WithLabelValues(subscription, outcome).Inc()
 	m.syncDuration.WithLabelValues(subscription).Observe(d.Seconds())
-	m.SetState(subscription, state)
-}
-
-// SetState sets the subscription state gauge.
-func (m *Metrics) SetState(subscription, state string) {
-	for _, s := range []string{"ACTIVE", "ERROR"} {
-		v := 0.0
-		if s == state {
-			v = 1
-		}
-		m.state.WithLabelValues(subscription, s).Set(v)
-	}
 }
 
 // WriteDone counts one write's outcome.

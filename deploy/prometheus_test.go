@@ -1,0 +1,72 @@
+package deploy_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/calsyncd/calsyncd/internal/status"
+	"github.com/calsyncd/calsyncd/internal/store"
+)
+
+// envPromtool makes a missing promtool a failure; .ci/run sets it.
+const envPromtool = "CALSYNCD_REQUIRE_PROMTOOL"
+
+// TestPrometheusRules checks the rules and runs their unit tests with
+// promtool (Debian's prometheus package ships it).
+func TestPrometheusRules(t *testing.T) {
+	promtool := requireTool(t, "promtool", envPromtool)
+	for _, args := range [][]string{
+		{"check", "rules", "calsyncd-rules.yml"},
+		{"test", "rules", "calsyncd-rules.test.yml"},
+	} {
+		cmd := exec.Command(promtool, args...)
+		cmd.Dir = "prometheus"
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("promtool %v: %v\n%s", args, err, out)
+		}
+	}
+}
+
+type oneSubscription struct{}
+
+func (oneSubscription) Subscriptions(context.Context) ([]store.SubscriptionState, error) {
+	return []store.SubscriptionState{{ID: "team", State: store.StateActive}}, nil
+}
+
+func (oneSubscription) LastSuccess(context.Context, string) (time.Time, error) {
+	return time.Time{}, nil
+}
+
+// TestRulesReadMetricsThatExist keeps the rules and the daemon in step: every
+// calsyncd metric a rule reads is one the daemon exports.
+func TestRulesReadMetricsThatExist(t *testing.T) {
+	b, err := os.ReadFile("prometheus/calsyncd-rules.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := status.NewMetrics()
+	m.WatchSubscriptions(oneSubscription{}, func() []string { return []string{"team"} })
+	m.Pacing("default", time.Second, time.Now())
+	families, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exported []string
+	for _, f := range families {
+		exported = append(exported, f.GetName())
+	}
+	used := regexp.MustCompile(`\bcalsyncd_[a-z_]+`).FindAllString(string(b), -1)
+	if len(used) == 0 {
+		t.Fatal("the rules read no calsyncd metric")
+	}
+	for _, name := range used {
+		if !slices.Contains(exported, name) {
+			t.Errorf("the rules read %s, which the daemon does not export", name)
+		}
+	}
+}
