@@ -13,6 +13,7 @@ import (
 
 	"github.com/calsyncd/calsyncd/internal/config"
 	"github.com/calsyncd/calsyncd/internal/feed"
+	"github.com/calsyncd/calsyncd/internal/fetch"
 	"github.com/calsyncd/calsyncd/internal/gcalwriter"
 	"github.com/calsyncd/calsyncd/internal/googleauth"
 	"github.com/calsyncd/calsyncd/internal/status"
@@ -94,12 +95,12 @@ func openApp(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, e
 	if err != nil {
 		return nil, err
 	}
-	feed.Version = version
+	fetch.Version = version
 	a := &app{cfg: cfg, log: log, store: st, writers: map[string]*gcalwriter.Writer{}}
 	a.runner = &subscription.Runner{
 		Config:  cfg,
 		Store:   st,
-		Fetcher: feed.NewFetcher(cfg.Feed.ConnectTimeout.D(), cfg.Feed.Timeout.D(), int64(cfg.Feed.MaxSize)),
+		Fetcher: fetch.NewFetcher(cfg.Feed.ConnectTimeout.D(), cfg.Feed.Timeout.D(), int64(cfg.Feed.MaxSize), feed.CheckBody),
 		Writer: func(account string) (subscription.Writer, error) {
 			return a.writer(ctx, account)
 		},

@@ -1,6 +1,7 @@
-// Package feed fetches iCalendar feeds and turns them into normalised
-// events: resolved time zones, unescaped text, canonical recurrence, and a
-// content hash over what Google shows. It knows nothing of Google.
+// Package feed turns iCalendar documents into normalised events: repaired
+// syntax, resolved time zones (through package tz), unescaped text,
+// canonical recurrence, and a content hash over what Google shows. It does
+// no I/O (package fetch gets the bytes) and knows nothing of Google.
 package feed
 
 import (

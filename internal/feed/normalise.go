@@ -10,6 +10,8 @@ import (
 
 	ical "github.com/arran4/golang-ical"
 	"github.com/teambition/rrule-go"
+
+	"github.com/calsyncd/calsyncd/internal/tz"
 )
 
 // Properties of a VEVENT that may appear once.
@@ -123,7 +125,7 @@ func (p *parser) noteYear(pr *ical.IANAProperty) {
 		return
 	}
 	if y, err := strconv.Atoi(pr.Value[:4]); err == nil && y > 1 && y < 9999 {
-		p.zones.useYear(tzid, y)
+		p.zones.UseYear(tzid, y)
 	}
 }
 
@@ -318,18 +320,18 @@ func (p *parser) timeValue(v, tzid string, date bool, uid string) (Time, time.Ti
 	}
 	z := p.floating
 	if tzid != "" {
-		z = p.zones.resolve(tzid)
-		switch z.how {
-		case zoneUnresolved:
-			p.warnOnce("tz:"+tzid, fmt.Sprintf("unknown time zone %q: its times are read as %s", tzid, p.floating.name))
+		z = p.zones.Resolve(tzid)
+		switch z.How {
+		case tz.Unresolved:
+			p.warnOnce("tz:"+tzid, fmt.Sprintf("unknown time zone %q: its times are read as %s", tzid, p.floating.Name))
 			z = p.floating
-		case zoneByCustom:
+		case tz.ByCustom:
 			p.warnOnce("tz:"+tzid, fmt.Sprintf("time zone %q matches no IANA zone: its times are converted to UTC with the feed's own rules", tzid))
 		}
 	}
-	t, _ := z.wallTime(wall)
-	name := z.name
-	if name == zoneUTC {
+	t, _ := z.WallTime(wall)
+	name := z.Name
+	if name == tz.UTC {
 		name = ""
 	}
 	return Time{T: t, Zone: name}, wall, nil

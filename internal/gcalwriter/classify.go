@@ -13,7 +13,7 @@ import (
 	"golang.org/x/oauth2"
 	"google.golang.org/api/googleapi"
 
-	"github.com/calsyncd/calsyncd/internal/feed"
+	"github.com/calsyncd/calsyncd/internal/retryafter"
 )
 
 // Class is what an error from Google means for the sync. Every error is
@@ -142,7 +142,7 @@ func classifyAPI(e *googleapi.Error, now time.Time) Classification {
 	}
 	perDay := strings.Contains(e.Message, "Queries per day") || strings.Contains(allMessages(e), "Queries per day")
 	if e.Header != nil {
-		c.RetryAfter = feed.ParseRetryAfter(e.Header.Get("Retry-After"), e.Header.Get("Date"), now)
+		c.RetryAfter = retryafter.Parse(e.Header.Get("Retry-After"), e.Header.Get("Date"), now)
 	}
 	switch {
 	case e.Code == http.StatusTooManyRequests:

@@ -12,7 +12,7 @@ import (
 
 	"github.com/calsyncd/calsyncd/internal/config"
 	"github.com/calsyncd/calsyncd/internal/diff"
-	"github.com/calsyncd/calsyncd/internal/feed"
+	"github.com/calsyncd/calsyncd/internal/fetch"
 	"github.com/calsyncd/calsyncd/internal/gcalwriter"
 	"github.com/calsyncd/calsyncd/internal/mapping"
 	"github.com/calsyncd/calsyncd/internal/store"
@@ -29,15 +29,15 @@ type memFetcher struct {
 	count  map[string]int
 }
 
-func (f *memFetcher) Fetch(ctx context.Context, req feed.Request) (*feed.Response, error) {
+func (f *memFetcher) Fetch(ctx context.Context, req fetch.Request) (*fetch.Response, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.count[req.URL]++
 	body, ok := f.bodies[req.URL]
 	if !ok {
-		return nil, &feed.FetchError{Kind: feed.Unreachable, Msg: "cannot reach the feed server"}
+		return nil, &fetch.Error{Kind: fetch.Unreachable, Msg: "cannot reach the feed server"}
 	}
-	return &feed.Response{Body: []byte(body), BodyHash: body}, nil
+	return &fetch.Response{Body: []byte(body), BodyHash: body}, nil
 }
 
 func (f *memFetcher) fetches(url string) int {

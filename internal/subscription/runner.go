@@ -12,6 +12,7 @@ import (
 	"github.com/calsyncd/calsyncd/internal/config"
 	"github.com/calsyncd/calsyncd/internal/diff"
 	"github.com/calsyncd/calsyncd/internal/feed"
+	"github.com/calsyncd/calsyncd/internal/fetch"
 	"github.com/calsyncd/calsyncd/internal/gcalwriter"
 	"github.com/calsyncd/calsyncd/internal/googleauth"
 	"github.com/calsyncd/calsyncd/internal/mapping"
@@ -20,7 +21,7 @@ import (
 
 // Fetcher fetches a feed.
 type Fetcher interface {
-	Fetch(ctx context.Context, req feed.Request) (*feed.Response, error)
+	Fetch(ctx context.Context, req fetch.Request) (*fetch.Response, error)
 }
 
 // Writer applies a plan to Google for one account.
@@ -263,7 +264,7 @@ func (r *Runner) logRun(log *slog.Logger, rep Report) {
 // whether the feed's validators may be stored (nothing left behind), and the
 // fetched response.
 func (r *Runner) execute(ctx context.Context, log *slog.Logger, cfg *config.Config, sub config.Subscription, st *store.SubscriptionState,
-	run *store.Run, rep *Report, opts Options) (string, bool, *feed.Response, error) {
+	run *store.Run, rep *Report, opts Options) (string, bool, *fetch.Response, error) {
 
 	mapped, err := r.Store.Mappings(ctx, sub.ID)
 	if err != nil {
@@ -275,9 +276,9 @@ func (r *Runner) execute(ctx context.Context, log *slog.Logger, cfg *config.Conf
 	reconcile := opts.Reconcile || len(mapped) == 0 ||
 		(cfg.Sync.ReconcileInterval > 0 && r.now().Sub(st.LastReconcileAt) >= cfg.Sync.ReconcileInterval.D())
 
-	req := feed.Request{URL: sub.URL, Headers: sub.Headers}
+	req := fetch.Request{URL: sub.URL, Headers: sub.Headers}
 	if sub.BasicAuth != nil {
-		req.BasicAuth = &feed.BasicAuth{Username: sub.BasicAuth.Username, Password: sub.BasicAuth.Password}
+		req.BasicAuth = &fetch.BasicAuth{Username: sub.BasicAuth.Username, Password: sub.BasicAuth.Password}
 	}
 	// After a failure, fetch in full: a clean run must prove the whole
 	// pipeline works again. A reconcile needs the feed's events too.
@@ -291,7 +292,7 @@ func (r *Runner) execute(ctx context.Context, log *slog.Logger, cfg *config.Conf
 	resp, err := r.Fetcher.Fetch(ctx, req)
 	if err != nil {
 		r.observeFetch(sub.ID, "error")
-		var ferr *feed.FetchError
+		var ferr *fetch.Error
 		if errors.As(err, &ferr) && ferr.RetryAfter > 0 {
 			st.FetchNotBefore = r.now().Add(min(ferr.RetryAfter, 24*time.Hour))
 		}
@@ -673,7 +674,7 @@ func errorClass(err error) string {
 	if errors.As(err, &werr) {
 		return string(werr.Class)
 	}
-	var ferr *feed.FetchError
+	var ferr *fetch.Error
 	if errors.As(err, &ferr) {
 		return "feed_" + string(ferr.Kind)
 	}
