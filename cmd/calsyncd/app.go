@@ -42,7 +42,7 @@ func (a *app) pacers() []status.Pacer {
 	for _, w := range a.writers {
 		st := w.State()
 		out = append(out, status.Pacer{Account: st.Account, Spacing: st.Spacing, ThrottleUntil: st.ThrottleUntil,
-			ThrottleClass: string(st.ThrottleClass)})
+			ThrottleClass: st.ThrottleClass})
 	}
 	return out
 }

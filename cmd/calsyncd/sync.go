@@ -13,9 +13,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/config"
 	"github.com/calsyncd/calsyncd/internal/status"
-	"github.com/calsyncd/calsyncd/internal/store"
 	"github.com/calsyncd/calsyncd/internal/subscription"
 )
 
@@ -129,7 +129,7 @@ func (c *syncCommand) Run(ctx context.Context, args []string) error {
 		}
 		// Deferred is fine (Google will take the rest later); a failed run
 		// or an ERROR subscription is not.
-		if rep.State != store.StateActive || rep.Run.Outcome == store.OutcomeFailed {
+		if rep.State != calsyncd.StateActive || rep.Run.Outcome == calsyncd.OutcomeFailed {
 			failed++
 		}
 	}
@@ -195,7 +195,7 @@ func selectSubscriptions(cfg *config.Config, ids []string) ([]config.Subscriptio
 // error have the shapes /status gives them.
 type syncResult struct {
 	Subscription      string              `json:"subscription"`
-	State             string              `json:"state"`
+	State             calsyncd.State      `json:"state"`
 	ConsecutiveErrors int                 `json:"consecutive_errors"`
 	Run               status.Run          `json:"run"`
 	Error             *status.ErrorReport `json:"error,omitempty"`

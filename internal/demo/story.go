@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/config"
 	"github.com/calsyncd/calsyncd/internal/gcalfake"
-	"github.com/calsyncd/calsyncd/internal/store"
 	"github.com/calsyncd/calsyncd/internal/subscription"
 )
 
@@ -38,23 +38,23 @@ func (s *Story) sub(id string) (config.Subscription, error) {
 }
 
 // sync runs a subscription, waiting out a scheduled run of it.
-func (s *Story) sync(ctx context.Context, id string) (store.Run, error) {
+func (s *Story) sync(ctx context.Context, id string) (calsyncd.Run, error) {
 	sub, err := s.sub(id)
 	if err != nil {
-		return store.Run{}, err
+		return calsyncd.Run{}, err
 	}
 	for {
 		rep, err := s.Sync(ctx, sub)
 		if errors.Is(err, subscription.ErrBusy) {
 			if err := sleep(ctx, 200*time.Millisecond); err != nil {
-				return store.Run{}, err
+				return calsyncd.Run{}, err
 			}
 			continue
 		}
 		if err != nil {
-			return store.Run{}, err
+			return calsyncd.Run{}, err
 		}
-		if rep.State != store.StateActive {
+		if rep.State != calsyncd.StateActive {
 			return rep.Run, fmt.Errorf("demo: %s is %s after its run (%v)", id, rep.State, rep.Err)
 		}
 		return rep.Run, nil
@@ -76,7 +76,7 @@ func (s *Story) say(step, msg string, attrs ...any) {
 	s.Log.Info("demo: "+msg, append([]any{"demo_step", step}, attrs...)...)
 }
 
-func runAttrs(r store.Run) []any {
+func runAttrs(r calsyncd.Run) []any {
 	return []any{"outcome", r.Outcome, "created", r.Created, "updated", r.Updated, "deleted", r.Deleted,
 		"unchanged", r.Unchanged, "deferred", r.Deferred}
 }
@@ -145,11 +145,11 @@ func (s *Story) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if r.Outcome != store.OutcomeDeferred || r.Deferred == 0 {
+	if r.Outcome != calsyncd.OutcomeDeferred || r.Deferred == 0 {
 		return fmt.Errorf("demo: the rate-limited sync ended %s with %d deferred, want deferred writes", r.Outcome, r.Deferred)
 	}
 	s.say("deferred", fmt.Sprintf("Google refused some writes: %d written, %d deferred to the next run; the subscription stays ACTIVE", r.Updated, r.Deferred),
-		append([]any{"subscription", "holidays", "state", store.StateActive}, runAttrs(r)...)...)
+		append([]any{"subscription", "holidays", "state", calsyncd.StateActive}, runAttrs(r)...)...)
 
 	s.Fake.SetQuota(gcalfake.Quota{})
 	if until := s.ThrottledUntil(); !until.IsZero() {
@@ -167,7 +167,7 @@ func (s *Story) Run(ctx context.Context) error {
 		return fmt.Errorf("demo: the recovery run ended %s with %d updated and %d deferred, want the %d left", r2.Outcome, r2.Updated, r2.Deferred, renamed-r.Updated)
 	}
 	s.say("recovery", fmt.Sprintf("the next run picked up the %d deferred writes; nothing was lost or duplicated", r2.Updated),
-		append([]any{"subscription", "holidays", "state", store.StateActive}, runAttrs(r2)...)...)
+		append([]any{"subscription", "holidays", "state", calsyncd.StateActive}, runAttrs(r2)...)...)
 	return nil
 }
 

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/feed"
-	"github.com/calsyncd/calsyncd/internal/mapping"
 )
 
 // ShapeOptions tune Shape.
@@ -21,7 +21,7 @@ type ShapeOptions struct {
 	Unsupported func(ev *feed.Event) string
 	// Rejected are the events Google refused. A series refused with the
 	// content it still has is expanded instead of being sent again.
-	Rejected []mapping.Rejection
+	Rejected []calsyncd.Rejection
 	// MaxOccurrences bounds one series' expansion (default 1000).
 	MaxOccurrences int
 }
@@ -29,7 +29,7 @@ type ShapeOptions struct {
 // Expansion is a series mirrored as standalone events because Google cannot
 // hold it as a recurring event.
 type Expansion struct {
-	Key     mapping.Key
+	Key     calsyncd.Key
 	Summary string
 	Reason  string
 	// Occurrences were written within the window; Truncated says the
@@ -54,18 +54,18 @@ type Shaped struct {
 // Shape turns a feed's events into the events Google holds for them,
 // sorted by key, keyed by mapping kind:
 //
-//   - single events and recurring masters stay as they are (mapping.Top);
+//   - single events and recurring masters stay as they are (calsyncd.Top);
 //   - a RECURRENCE-ID override of a series Google holds becomes an
-//     exception of the instance it replaces (mapping.Instance), cancelled
+//     exception of the instance it replaces (calsyncd.Instance), cancelled
 //     ones included (Google's cancelled exceptions);
 //   - a RANGE=THISANDFUTURE override splits the series as Google's "all
 //     following" does: the master ends just before it (UNTIL) and a new
-//     series (mapping.Split) starts there, with the override's content and
+//     series (calsyncd.Split) starts there, with the override's content and
 //     the master's rule, moved as the override moves its occurrence; later
 //     overrides become exceptions of whichever series holds them;
 //   - an override without a series in the feed, or whose date is none of
 //     the series' occurrences, becomes a standalone event
-//     (mapping.Standalone);
+//     (calsyncd.Standalone);
 //   - a series Google cannot hold (opts.Unsupported, a refusal in
 //     opts.Rejected, or a THISANDFUTURE move no rule can express) becomes
 //     standalone events, one per occurrence overlapping [From, To), with
@@ -76,7 +76,7 @@ func Shape(events []feed.Event, opts ShapeOptions) Shaped {
 	if opts.MaxOccurrences <= 0 {
 		opts.MaxOccurrences = 1000
 	}
-	refused := make(map[mapping.Key]mapping.Rejection, len(opts.Rejected))
+	refused := make(map[calsyncd.Key]calsyncd.Rejection, len(opts.Rejected))
 	for _, r := range opts.Rejected {
 		refused[r.Key] = r
 	}
@@ -92,7 +92,7 @@ func Shape(events []feed.Event, opts ShapeOptions) Shaped {
 
 type shaper struct {
 	opts    ShapeOptions
-	refused map[mapping.Key]mapping.Rejection
+	refused map[calsyncd.Key]calsyncd.Rejection
 	out     Shaped
 }
 
@@ -129,7 +129,7 @@ func groupEvents(events []feed.Event) []eventGroup {
 }
 
 // emit adds an event with its key's shape and a fresh content hash.
-func (sh *shaper) emit(ev feed.Event, key mapping.Key) {
+func (sh *shaper) emit(ev feed.Event, key calsyncd.Key) {
 	ev.UID, ev.RecurrenceID = key.UID, key.RecurrenceID
 	ev.ThisAndFuture = false
 	ev.Hash = ev.ComputeHash()
@@ -143,14 +143,14 @@ func (sh *shaper) standalone(ov *feed.Event) {
 	}
 	c := *ov
 	c.Recurrence = nil
-	sh.emit(c, mapping.StandaloneKey(ov.UID, ov.RecurrenceID))
+	sh.emit(c, calsyncd.StandaloneKey(ov.UID, ov.RecurrenceID))
 	sh.out.Orphans++
 }
 
 // segment is a part of a series Google holds as one recurring event: the
 // master's, or one split off at a THISANDFUTURE override.
 type segment struct {
-	key mapping.Key
+	key calsyncd.Key
 	// from is the original start the segment begins at (zero for the
 	// master's); end the one the next begins at (zero: none).
 	from, end time.Time
@@ -187,7 +187,7 @@ func (sh *shaper) group(g eventGroup) {
 		// Not in the form the feed package writes: leave it to Google.
 		sh.emit(*m, m.Key())
 		for _, ov := range g.overrides {
-			sh.emit(*ov, mapping.InstanceKey(m.Key(), ov.RecurrenceID))
+			sh.emit(*ov, calsyncd.InstanceKey(m.Key(), ov.RecurrenceID))
 		}
 		return
 	}
@@ -196,7 +196,7 @@ func (sh *shaper) group(g eventGroup) {
 	for _, ov := range g.overrides {
 		t, ok := ridTime(ov.RecurrenceID, m.Start)
 		if ov.ThisAndFuture && ok && series.Has(t) && t.After(segs[len(segs)-1].from) {
-			segs = append(segs, &segment{key: mapping.SplitKey(m.UID, ov.RecurrenceID), from: t, content: ov})
+			segs = append(segs, &segment{key: calsyncd.SplitKey(m.UID, ov.RecurrenceID), from: t, content: ov})
 			continue
 		}
 		plain = append(plain, ov)
@@ -231,7 +231,7 @@ func (sh *shaper) group(g eventGroup) {
 		case seg.none:
 			sh.standalone(ov)
 		default:
-			sh.emit(*ov, mapping.InstanceKey(seg.key, feed.CanonicalRecurrenceID(instanceTime(m.Start, seg.shift.Apply(t)))))
+			sh.emit(*ov, calsyncd.InstanceKey(seg.key, feed.CanonicalRecurrenceID(instanceTime(m.Start, seg.shift.Apply(t)))))
 		}
 	}
 	for _, seg := range segs {
@@ -347,7 +347,7 @@ func (sh *shaper) expand(seg *segment, series *feed.Series, m *feed.Event, byRID
 		}
 		x.Occurrences++
 		ev.Recurrence = nil
-		sh.emit(ev, mapping.StandaloneKey(m.UID, feed.CanonicalRecurrenceID(instanceTime(m.Start, t))))
+		sh.emit(ev, calsyncd.StandaloneKey(m.UID, feed.CanonicalRecurrenceID(instanceTime(m.Start, t))))
 	}
 }
 

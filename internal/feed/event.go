@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/calsyncd/calsyncd/internal/mapping"
+	calsyncd "github.com/calsyncd/calsyncd"
 )
 
 // Time is an event boundary.
@@ -78,8 +78,8 @@ type Event struct {
 }
 
 // Key is the event's identity within its feed.
-func (e *Event) Key() mapping.Key {
-	return mapping.Key{UID: e.UID, RecurrenceID: e.RecurrenceID}
+func (e *Event) Key() calsyncd.Key {
+	return calsyncd.Key{UID: e.UID, RecurrenceID: e.RecurrenceID}
 }
 
 // IsRecurring reports whether the event is the master of a series.

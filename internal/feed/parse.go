@@ -13,13 +13,13 @@ import (
 
 	ical "github.com/arran4/golang-ical"
 
-	"github.com/calsyncd/calsyncd/internal/mapping"
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/tz"
 )
 
 // ErrNotCalendar is wrapped by errors for input that is not an iCalendar
 // feed at all (an HTML login page, an empty body, JSON...) or is truncated.
-var ErrNotCalendar = errors.New("not an iCalendar feed")
+var ErrNotCalendar = calsyncd.NewError(calsyncd.ClassFeedInvalid, "not an iCalendar feed")
 
 // Identity says how events are keyed.
 type Identity string
@@ -73,7 +73,7 @@ type Calendar struct {
 	// window; Outside are their keys. They left the window, not the feed:
 	// a caller that mirrors only the window must not delete them.
 	OutsideWindow int
-	Outside       []mapping.Key
+	Outside       []calsyncd.Key
 }
 
 // Parse reads an iCalendar document and normalises its events. It fails

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/retryafter"
 )
 
@@ -93,6 +94,11 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// ErrorClass implements calsyncd.Classed: feed_ and the kind.
+func (e *Error) ErrorClass() calsyncd.ErrorClass {
+	return calsyncd.ErrorClass("feed_" + string(e.Kind))
+}
 
 // Transient reports whether a later fetch may well succeed.
 func (e *Error) Transient() bool { return e.Kind == Unreachable || e.Kind == Unavailable }

@@ -145,7 +145,7 @@ func convergeUnderQuota(tb testing.TB, sc benchScenario, n int, clock virtualTim
 			c.converged = true
 			break
 		}
-		res := w.Apply(context.Background(), gcalwriter.Batch{SubscriptionID: sub, CalendarID: cal, Ops: plan.Ops(), Backfill: c.runs == 0}, p)
+		res := w.Apply(context.Background(), diff.Batch{SubscriptionID: sub, CalendarID: cal, Ops: plan.Ops(), Backfill: c.runs == 0}, p)
 		c.runs++
 		if res.Err != nil {
 			tb.Fatalf("run %d: %v", c.runs, res.Err)

@@ -9,9 +9,9 @@ import (
 
 	calendar "google.golang.org/api/calendar/v3"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/diff"
 	"github.com/calsyncd/calsyncd/internal/feed"
-	"github.com/calsyncd/calsyncd/internal/mapping"
 )
 
 // errUnparented: an exception whose series Google refused in this batch.
@@ -24,6 +24,9 @@ type noInstanceError struct{ start string }
 func (e *noInstanceError) Error() string {
 	return "the recurring event in Google has no instance starting " + e.start
 }
+
+// Unsupported is UnsupportedRecurrence, for the pass's shape stage.
+func (w *Writer) Unsupported(ev *feed.Event) string { return UnsupportedRecurrence(ev) }
 
 // UnsupportedRecurrence says why Google cannot hold ev as a recurring event
 // ("" when it can, as far as we know before asking): Google Calendar has no
@@ -74,7 +77,7 @@ func (w *Writer) writeInstance(br *batchRun, bud *budget, op diff.Op) error {
 	if SameContent(want, inst) {
 		// Our exception already (a lost answer, a lost database).
 		w.countInstance(br, op)
-		return w.saved(br, op, mapping.Mapping{Key: op.Key, EventID: inst.Id, Hash: op.Event.Hash, ETag: inst.Etag})
+		return w.saved(br, op, calsyncd.Mapping{Key: op.Key, EventID: inst.Id, Hash: op.Event.Hash, ETag: inst.Etag})
 	}
 	want.OriginalStartTime = inst.OriginalStartTime
 	personalFields(want, inst)
@@ -86,7 +89,7 @@ func (w *Writer) writeInstance(br *batchRun, bud *budget, op diff.Op) error {
 }
 
 func (w *Writer) countInstance(br *batchRun, op diff.Op) {
-	br.update(func(r *Result) {
+	br.update(func(r *calsyncd.WriteResult) {
 		if op.Kind == diff.Create {
 			r.Created++
 		} else {
@@ -110,24 +113,24 @@ func (w *Writer) updateInstance(br *batchRun, bud *budget, op diff.Op, want *cal
 		})
 		if err == nil {
 			w.countInstance(br, op)
-			return true, w.saved(br, op, mapping.Mapping{Key: op.Key, EventID: id, Hash: op.Event.Hash, ETag: got.Etag})
+			return true, w.saved(br, op, calsyncd.Mapping{Key: op.Key, EventID: id, Hash: op.Event.Hash, ETag: got.Etag})
 		}
 		switch c := w.classOf(err); c.Class {
-		case ClassPrecondition:
+		case calsyncd.ClassPrecondition:
 			theirs, gerr := w.get(br, bud, id)
 			if gerr != nil {
-				if w.classOf(gerr).Class == ClassGone {
+				if w.classOf(gerr).Class == calsyncd.ClassGone {
 					return false, nil
 				}
 				return false, gerr
 			}
 			if SameContent(want, theirs) {
 				w.countInstance(br, op)
-				return true, w.saved(br, op, mapping.Mapping{Key: op.Key, EventID: id, Hash: op.Event.Hash, ETag: theirs.Etag})
+				return true, w.saved(br, op, calsyncd.Mapping{Key: op.Key, EventID: id, Hash: op.Event.Hash, ETag: theirs.Etag})
 			}
 			personalFields(want, theirs)
 			etag = theirs.Etag
-		case ClassGone:
+		case calsyncd.ClassGone:
 			return false, nil
 		default:
 			return false, err
@@ -147,7 +150,7 @@ func (w *Writer) findInstance(br *batchRun, bud *budget, seriesID string, op dif
 		return err
 	})
 	if err != nil {
-		if w.classOf(err).Class == ClassGone {
+		if w.classOf(err).Class == calsyncd.ClassGone {
 			// The series itself is gone from Google (deleted by hand): the
 			// next reconcile restores it.
 			return nil, fmt.Errorf("gcalwriter: the series of %s is gone from Google: %w", op.Key, err)
@@ -206,6 +209,6 @@ func (w *Writer) forget(br *batchRun, op diff.Op) error {
 	if err := br.p.Deleted(br.ctx, op.Key); err != nil {
 		return persistError(br, op, err)
 	}
-	br.update(func(r *Result) { r.Forgotten++ })
+	br.update(func(r *calsyncd.WriteResult) { r.Forgotten++ })
 	return nil
 }

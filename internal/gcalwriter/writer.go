@@ -12,104 +12,15 @@ import (
 	calendar "google.golang.org/api/calendar/v3"
 	"google.golang.org/api/googleapi"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/diff"
-	"github.com/calsyncd/calsyncd/internal/mapping"
-	"github.com/calsyncd/calsyncd/internal/store"
 )
-
-// Persister records the outcome of each write the moment it succeeds, so a
-// crash or abort forgets nothing that Google has. A batch writes with up to
-// Options.Concurrency goroutines: a Persister must be safe for concurrent
-// use.
-type Persister interface {
-	Saved(ctx context.Context, m mapping.Mapping) error
-	Deleted(ctx context.Context, k mapping.Key) error
-	Rejected(ctx context.Context, r mapping.Rejection) error
-}
-
-// Batch is the plan of one subscription's run.
-type Batch struct {
-	SubscriptionID string
-	CalendarID     string
-	Ops            []diff.Op
-	// Backfill marks a subscription's first sync: its writes yield to
-	// incremental ones and hold at most Options.BackfillShare of the
-	// account's slots. A plan larger than Options.BackfillThreshold is a
-	// backfill whether or not this is set.
-	Backfill bool
-	// Drain, when closed, stops the batch from starting new writes; writes
-	// already sent finish and are persisted (graceful shutdown). What is
-	// left is Skipped.
-	Drain <-chan struct{}
-}
-
-// Result counts what a batch did. Every op lands in exactly one of
-// Created, Updated, Deleted, Forgotten, Deferred, Failed, Rejected,
-// Unparented and Skipped.
-type Result struct {
-	// Created counts creates done, including events of ours found in
-	// Google and adopted (Adopted) or brought back from the bin (Restored),
-	// and updates that had to recreate a vanished event.
-	Created  int
-	Updated  int
-	Deleted  int
-	Restored int // cancelled events of ours brought back
-	Adopted  int // events of ours found in Google without a mapping
-	// Deferred writes were not done because Google rate- or usage-limited
-	// the account; they are picked up by the next run. A deferred create
-	// has no Google id; a deferred delete keeps its mapping.
-	Deferred int
-	// Failed writes hit transient errors beyond their retries (or an auth
-	// failure, which also sets Err).
-	Failed int
-	// Rejected writes were refused by Google for their content.
-	Rejected int
-	// Skipped writes were not attempted because the batch stopped (an auth
-	// failure, a missing calendar, shutdown).
-	Skipped int
-	// Forgotten are instance exceptions whose mapping was dropped without
-	// a request: their series went (taking them along) or no longer has
-	// their occurrence.
-	Forgotten int
-	// Unparented are instance exceptions not written because Google
-	// refused their series in this batch (RefusedSeries); the caller may
-	// shape the series differently and plan again.
-	Unparented int
-	// RefusedSeries are the recurring events Google refused in this batch.
-	RefusedSeries []mapping.Key
-	// RecreatedSeries are recurring events written under a new id (the
-	// old one was gone for good): their exceptions were left behind with
-	// the old event and must be written again.
-	RecreatedSeries []mapping.Key
-	// Retries counts requests sent again; Waited is the time writes spent
-	// backing off before them, and Paced the time they queued for the
-	// account's pacer.
-	Retries int
-	Waited  time.Duration
-	Paced   time.Duration
-	// ByClass counts Google's error answers by class, including those that
-	// were retried successfully.
-	ByClass    map[Class]int
-	Rejections []mapping.Rejection
-	// Backfill reports whether the batch ran as a backfill.
-	Backfill bool
-	// ThrottleUntil is when the account's throttle window closes, if the
-	// batch ended with one open.
-	ThrottleUntil time.Time
-	// Err stops the whole subscription for this run: auth failures, a
-	// missing calendar, a store that cannot record writes. Rate limits
-	// never set it.
-	Err error
-}
-
-// Writes is the number of successful writes.
-func (r *Result) Writes() int { return r.Created + r.Updated + r.Deleted }
 
 // Error is a failure that stops a subscription's writes for this run.
 type Error struct {
 	Subscription string
 	Op           string
-	Class        Class
+	Class        calsyncd.ErrorClass
 	Code         int
 	Reason       string
 	Msg          string
@@ -125,6 +36,9 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// ErrorClass implements calsyncd.Classed.
+func (e *Error) ErrorClass() calsyncd.ErrorClass { return e.Class }
 
 // ErrCalendarNotFound is wrapped when the target calendar does not exist or
 // is not shared with the account.
@@ -268,7 +182,7 @@ type Writer struct {
 	rng *rand.Rand
 	win window
 	// remembered is the throttle memory as last saved.
-	remembered store.AccountState
+	remembered calsyncd.AccountState
 	batches    map[*batchRun]struct{}
 }
 
@@ -300,13 +214,13 @@ var (
 )
 
 // classStopped marks our own stop sentinels for the op logic.
-const classStopped Class = "stopped"
+const classStopped calsyncd.ErrorClass = "stopped"
 
 // batchRun is one Apply in progress.
 type batchRun struct {
-	Batch
+	diff.Batch
 	prio Priority
-	p    Persister
+	p    calsyncd.Persister
 	// ctx is the caller's: requests use it, so a closing gate never cuts an
 	// answer that is on its way.
 	ctx context.Context
@@ -316,11 +230,11 @@ type batchRun struct {
 	cancel context.CancelCauseFunc
 
 	mu  sync.Mutex
-	res Result
+	res calsyncd.WriteResult
 	// series holds the Google ids of the recurring events written in this
 	// batch, for their exceptions; refused those Google refused.
-	series  map[mapping.Key]string
-	refused map[mapping.Key]bool
+	series  map[calsyncd.Key]string
+	refused map[calsyncd.Key]bool
 }
 
 func (br *batchRun) stop(cause error) { br.cancel(cause) }
@@ -358,7 +272,7 @@ func (br *batchRun) stopErr() error {
 	}
 }
 
-func (br *batchRun) update(f func(r *Result)) {
+func (br *batchRun) update(f func(r *calsyncd.WriteResult)) {
 	br.mu.Lock()
 	defer br.mu.Unlock()
 	f(&br.res)
@@ -377,7 +291,7 @@ func (br *batchRun) leftOver(obs Observer, ops []diff.Op) {
 	for _, op := range ops {
 		obs.WriteDone(br.SubscriptionID, op.Kind.String(), outcome)
 	}
-	br.update(func(r *Result) {
+	br.update(func(r *calsyncd.WriteResult) {
 		if deferred {
 			r.Deferred += len(ops)
 		} else {
@@ -389,10 +303,10 @@ func (br *batchRun) leftOver(obs Observer, ops []diff.Op) {
 // Apply performs the batch's writes, persisting each success through p.
 // It never fails on a rate limit: what Google would not take now is
 // deferred to the next run.
-func (w *Writer) Apply(ctx context.Context, b Batch, p Persister) Result {
+func (w *Writer) Apply(ctx context.Context, b diff.Batch, p calsyncd.Persister) calsyncd.WriteResult {
 	backfill := b.Backfill || (w.o.BackfillThreshold > 0 && len(b.Ops) > w.o.BackfillThreshold)
 	if len(b.Ops) == 0 {
-		return Result{Backfill: backfill}
+		return calsyncd.WriteResult{Backfill: backfill}
 	}
 	if err := w.Load(ctx); err != nil {
 		// Google will tell us again if it still throttles the account.
@@ -599,7 +513,7 @@ func (w *Writer) call(br *batchRun, bud *budget, kind requestKind, fn func(ctx c
 			}
 			return err
 		}
-		br.update(func(r *Result) { r.Paced += slot.Start.Sub(queued) })
+		br.update(func(r *calsyncd.WriteResult) { r.Paced += slot.Start.Sub(queued) })
 		// The window may have opened while this request queued.
 		if _, ok := w.throttled(slot.Start); ok {
 			slot.Release()
@@ -626,26 +540,26 @@ func (w *Writer) call(br *batchRun, bud *budget, kind requestKind, fn func(ctx c
 		}
 		c := ClassifyAt(err, now)
 		w.o.Observer.Response(w.o.Account, string(c.Class))
-		br.update(func(r *Result) {
+		br.update(func(r *calsyncd.WriteResult) {
 			if r.ByClass == nil {
-				r.ByClass = map[Class]int{}
+				r.ByClass = map[calsyncd.ErrorClass]int{}
 			}
 			r.ByClass[c.Class]++
 		})
 		switch c.Class {
-		case ClassRateLimited:
+		case calsyncd.ClassRateLimited:
 			w.pacer.RateLimited(slot.Start)
-		case ClassTransient:
-		case ClassUsageLimited:
+		case calsyncd.ClassTransient:
+		case calsyncd.ClassUsageLimited:
 			// The account is read-only for hours: retrying would only
 			// prolong it.
 			w.openWindow(br.ctx, c)
 			return errThrottled
-		case ClassAuth:
+		case calsyncd.ClassAuth:
 			if c.Code == 401 && !bud.reauthed {
 				// Once more, with whatever token the source has now.
 				bud.reauthed = true
-				br.update(func(r *Result) { r.Retries++ })
+				br.update(func(r *calsyncd.WriteResult) { r.Retries++ })
 				w.o.Observer.Retry(w.o.Account)
 				continue
 			}
@@ -656,7 +570,7 @@ func (w *Writer) call(br *batchRun, bud *budget, kind requestKind, fn func(ctx c
 		bud.attempts++
 		wait := Backoff(w.o.RetryBase, w.o.RetryCap, bud.attempts, w.jitter(), c.RetryAfter)
 		if bud.attempts >= w.o.MaxAttempts || bud.waited+wait > w.o.MaxRetryWait {
-			if c.Class == ClassRateLimited {
+			if c.Class == calsyncd.ClassRateLimited {
 				w.openWindow(br.ctx, c)
 				return errThrottled
 			}
@@ -669,7 +583,7 @@ func (w *Writer) call(br *batchRun, bud *budget, kind requestKind, fn func(ctx c
 			return serr
 		}
 		bud.waited += wait
-		br.update(func(r *Result) { r.Retries++; r.Waited += wait })
+		br.update(func(r *calsyncd.WriteResult) { r.Retries++; r.Waited += wait })
 		w.o.Observer.Retry(w.o.Account)
 	}
 }
@@ -701,14 +615,14 @@ func (w *Writer) settle(br *batchRun, op diff.Op, err error) {
 	}
 	switch {
 	case errors.Is(err, errThrottled):
-		br.update(func(r *Result) { r.Deferred++ })
+		br.update(func(r *calsyncd.WriteResult) { r.Deferred++ })
 		return
 	case errors.Is(err, errStopped):
-		br.update(func(r *Result) { r.Skipped++ })
+		br.update(func(r *calsyncd.WriteResult) { r.Skipped++ })
 		return
 	}
 	if errors.Is(err, errUnparented) {
-		br.update(func(r *Result) { r.Unparented++ })
+		br.update(func(r *calsyncd.WriteResult) { r.Unparented++ })
 		return
 	}
 	var unrecorded *unrecordedError
@@ -722,7 +636,7 @@ func (w *Writer) settle(br *batchRun, op diff.Op, err error) {
 		// Shape only plans exceptions of occurrences the series has; the
 		// series in Google may lag behind (its own write failed). Retried
 		// next run.
-		br.update(func(r *Result) { r.Failed++ })
+		br.update(func(r *calsyncd.WriteResult) { r.Failed++ })
 		w.log.Warn("no instance to write the exception to", "subscription", br.SubscriptionID, "event", op.Key.String(), "error", noInst.Error())
 		return
 	}
@@ -733,14 +647,14 @@ func (w *Writer) settle(br *batchRun, op diff.Op, err error) {
 	}
 	c := w.classOf(err)
 	switch c.Class {
-	case ClassInvalid:
+	case calsyncd.ClassInvalid:
 		w.reject(br, op, fmt.Sprintf("HTTP %d %s: %s", c.Code, c.Reason, c.Message))
-	case ClassAuth:
+	case calsyncd.ClassAuth:
 		w.fail(br, &Error{Subscription: br.SubscriptionID, Op: op.Kind.String(), Class: c.Class, Code: c.Code, Reason: c.Reason, Msg: c.Message, Err: err})
-	case ClassCanceled:
-		br.update(func(r *Result) { r.Skipped++ })
+	case calsyncd.ClassCanceled:
+		br.update(func(r *calsyncd.WriteResult) { r.Skipped++ })
 	default:
-		br.update(func(r *Result) { r.Failed++ })
+		br.update(func(r *calsyncd.WriteResult) { r.Failed++ })
 		w.log.Debug("write failed", "subscription", br.SubscriptionID, "op", op.Kind.String(), "class", string(c.Class),
 			"code", c.Code, "reason", c.Reason)
 	}
@@ -750,12 +664,12 @@ func (w *Writer) settle(br *batchRun, op diff.Op, err error) {
 // again until its content changes. A refused series is remembered for the
 // batch, so that its exceptions are not attempted.
 func (w *Writer) reject(br *batchRun, op diff.Op, reason string) {
-	rej := mapping.Rejection{Key: op.Key, Reason: reason, At: w.clock.Now()}
+	rej := calsyncd.Rejection{Key: op.Key, Reason: reason, At: w.clock.Now()}
 	if op.Event != nil {
 		rej.Hash = op.Event.Hash
 	}
 	series := op.Event != nil && op.Event.IsRecurring()
-	br.update(func(r *Result) {
+	br.update(func(r *calsyncd.WriteResult) {
 		r.Rejected++
 		r.Rejections = append(r.Rejections, rej)
 		if series {
@@ -765,7 +679,7 @@ func (w *Writer) reject(br *batchRun, op diff.Op, reason string) {
 	if series {
 		br.mu.Lock()
 		if br.refused == nil {
-			br.refused = map[mapping.Key]bool{}
+			br.refused = map[calsyncd.Key]bool{}
 		}
 		br.refused[op.Key] = true
 		br.mu.Unlock()
@@ -797,9 +711,9 @@ func outcomeOf(classOf func(error) Classification, err error) string {
 		return "failed"
 	}
 	switch classOf(err).Class {
-	case ClassInvalid:
+	case calsyncd.ClassInvalid:
 		return "rejected"
-	case ClassCanceled:
+	case calsyncd.ClassCanceled:
 		return "skipped"
 	}
 	return "failed"
@@ -807,13 +721,13 @@ func outcomeOf(classOf func(error) Classification, err error) string {
 
 // fail records the write as failed and stops the batch.
 func (w *Writer) fail(br *batchRun, e *Error) {
-	br.update(func(r *Result) { r.Failed++ })
+	br.update(func(r *calsyncd.WriteResult) { r.Failed++ })
 	w.stopWith(br, e)
 }
 
 // stopWith stops the batch: the subscription cannot go on this run.
 func (w *Writer) stopWith(br *batchRun, e *Error) {
-	br.update(func(r *Result) {
+	br.update(func(r *calsyncd.WriteResult) {
 		if r.Err == nil {
 			r.Err = e
 		}

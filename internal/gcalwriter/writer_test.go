@@ -17,6 +17,7 @@ import (
 	calendar "google.golang.org/api/calendar/v3"
 	"google.golang.org/api/option"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/diff"
 	"github.com/calsyncd/calsyncd/internal/feed"
 	"github.com/calsyncd/calsyncd/internal/gcalfake"
@@ -32,23 +33,23 @@ const (
 // memPersister records what the writer persisted.
 type memPersister struct {
 	mu       sync.Mutex
-	saved    map[mapping.Key]mapping.Mapping
-	deleted  []mapping.Key
-	rejected map[mapping.Key]mapping.Rejection
+	saved    map[calsyncd.Key]calsyncd.Mapping
+	deleted  []calsyncd.Key
+	rejected map[calsyncd.Key]calsyncd.Rejection
 }
 
 func newMem() *memPersister {
-	return &memPersister{saved: map[mapping.Key]mapping.Mapping{}, rejected: map[mapping.Key]mapping.Rejection{}}
+	return &memPersister{saved: map[calsyncd.Key]calsyncd.Mapping{}, rejected: map[calsyncd.Key]calsyncd.Rejection{}}
 }
 
-func (p *memPersister) Saved(_ context.Context, m mapping.Mapping) error {
+func (p *memPersister) Saved(_ context.Context, m calsyncd.Mapping) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.saved[m.Key] = m
 	return nil
 }
 
-func (p *memPersister) Deleted(_ context.Context, k mapping.Key) error {
+func (p *memPersister) Deleted(_ context.Context, k calsyncd.Key) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.saved, k)
@@ -56,33 +57,33 @@ func (p *memPersister) Deleted(_ context.Context, k mapping.Key) error {
 	return nil
 }
 
-func (p *memPersister) Rejected(_ context.Context, r mapping.Rejection) error {
+func (p *memPersister) Rejected(_ context.Context, r calsyncd.Rejection) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.rejected[r.Key] = r
 	return nil
 }
 
-func (p *memPersister) mapping(k mapping.Key) mapping.Mapping {
+func (p *memPersister) mapping(k calsyncd.Key) calsyncd.Mapping {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.saved[k]
 }
 
-func (p *memPersister) mappings() []mapping.Mapping {
+func (p *memPersister) mappings() []calsyncd.Mapping {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := make([]mapping.Mapping, 0, len(p.saved))
+	out := make([]calsyncd.Mapping, 0, len(p.saved))
 	for _, m := range p.saved {
 		out = append(out, m)
 	}
 	return out
 }
 
-func (p *memPersister) rejections() []mapping.Rejection {
+func (p *memPersister) rejections() []calsyncd.Rejection {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := make([]mapping.Rejection, 0, len(p.rejected))
+	out := make([]calsyncd.Rejection, 0, len(p.rejected))
 	for _, r := range p.rejected {
 		out = append(out, r)
 	}
@@ -186,14 +187,14 @@ func (h *harness) writer(user string, o gcalwriter.Options) *gcalwriter.Writer {
 
 // apply runs one batch and checks that every op landed in exactly one
 // outcome.
-func apply(t *testing.T, w *gcalwriter.Writer, p gcalwriter.Persister, ops ...diff.Op) gcalwriter.Result {
+func apply(t *testing.T, w *gcalwriter.Writer, p calsyncd.Persister, ops ...diff.Op) calsyncd.WriteResult {
 	t.Helper()
-	res := w.Apply(context.Background(), gcalwriter.Batch{SubscriptionID: sub, CalendarID: cal, Ops: ops}, p)
+	res := w.Apply(context.Background(), diff.Batch{SubscriptionID: sub, CalendarID: cal, Ops: ops}, p)
 	checkAccounted(t, res, len(ops))
 	return res
 }
 
-func checkAccounted(t testing.TB, res gcalwriter.Result, ops int) {
+func checkAccounted(t testing.TB, res calsyncd.WriteResult, ops int) {
 	t.Helper()
 	if n := res.Created + res.Updated + res.Deleted + res.Forgotten + res.Deferred + res.Failed + res.Rejected + res.Unparented + res.Skipped; n != ops {
 		t.Errorf("outcomes add up to %d for %d ops: %+v", n, ops, res)
@@ -231,11 +232,11 @@ func creates(evs []feed.Event) []diff.Op {
 	return ops
 }
 
-func update(ev *feed.Event, m mapping.Mapping) diff.Op {
+func update(ev *feed.Event, m calsyncd.Mapping) diff.Op {
 	return diff.Op{Kind: diff.Update, Key: ev.Key(), Event: ev, Mapping: &m}
 }
 
-func del(m mapping.Mapping) diff.Op { return diff.Op{Kind: diff.Delete, Key: m.Key, Mapping: &m} }
+func del(m calsyncd.Mapping) diff.Op { return diff.Op{Kind: diff.Delete, Key: m.Key, Mapping: &m} }
 
 func TestCreateUpdateDelete(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -425,7 +426,7 @@ func TestUpdateKeepsAPersonsReminderAndColour(t *testing.T) {
 		if p.mapping(ev.Key()).ETag != got.Etag {
 			t.Errorf("persisted etag %s, event etag %s", p.mapping(ev.Key()).ETag, got.Etag)
 		}
-		if res.ByClass[gcalwriter.ClassPrecondition] != 1 {
+		if res.ByClass[calsyncd.ClassPrecondition] != 1 {
 			t.Errorf("ByClass %v, want one precondition failure", res.ByClass)
 		}
 	})
@@ -436,7 +437,7 @@ func TestUpdateOfAVanishedEventRecreatesIt(t *testing.T) {
 		h := newHarness(t, gcalfake.Options{})
 		w := h.writer("alice", gcalwriter.Options{})
 		ev := event("a@example.com", "Standup")
-		m := mapping.Mapping{Key: ev.Key(), EventID: mapping.EventID(sub, ev.Key(), 0), Hash: "old"}
+		m := calsyncd.Mapping{Key: ev.Key(), EventID: mapping.EventID(sub, ev.Key(), 0), Hash: "old"}
 		res := apply(t, w, newMem(), update(ev, m))
 		if res.Created != 1 || len(h.fake.Events(cal)) != 1 {
 			t.Fatalf("result %+v", res)
@@ -487,10 +488,10 @@ func TestMissingCalendarStopsTheBatch(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, gcalfake.Options{})
 		w := h.writer("alice", gcalwriter.Options{})
-		res := w.Apply(context.Background(), gcalwriter.Batch{SubscriptionID: sub, CalendarID: "nope@example.com",
+		res := w.Apply(context.Background(), diff.Batch{SubscriptionID: sub, CalendarID: "nope@example.com",
 			Ops: []diff.Op{create(event("a", "A"))}}, newMem())
 		var werr *gcalwriter.Error
-		if res.Err == nil || !errors.As(res.Err, &werr) || werr.Class != gcalwriter.ClassAuth || !errors.Is(res.Err, gcalwriter.ErrCalendarNotFound) || res.Skipped != 1 {
+		if res.Err == nil || !errors.As(res.Err, &werr) || werr.Class != calsyncd.ClassAuth || !errors.Is(res.Err, gcalwriter.ErrCalendarNotFound) || res.Skipped != 1 {
 			t.Fatalf("result %+v", res)
 		}
 	})
@@ -508,7 +509,7 @@ func TestUnauthorizedStopsTheBatchAfterOneMoreTry(t *testing.T) {
 		before := len(h.recs["alice"].requests())
 		res := apply(t, w, p, creates(events(5))...)
 		var werr *gcalwriter.Error
-		if !errors.As(res.Err, &werr) || werr.Class != gcalwriter.ClassAuth || werr.Code != 401 {
+		if !errors.As(res.Err, &werr) || werr.Class != calsyncd.ClassAuth || werr.Code != 401 {
 			t.Fatalf("Err = %v, want an auth error", res.Err)
 		}
 		if res.Deferred != 0 || res.Skipped != 5 {
@@ -531,7 +532,7 @@ func TestShutdownSkipsWhatIsLeft(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(2*time.Second, cancel)
 		ops := creates(events(30))
-		res := w.Apply(ctx, gcalwriter.Batch{SubscriptionID: sub, CalendarID: cal, Ops: ops}, newMem())
+		res := w.Apply(ctx, diff.Batch{SubscriptionID: sub, CalendarID: cal, Ops: ops}, newMem())
 		checkAccounted(t, res, len(ops))
 		if res.Skipped == 0 || res.Created == 0 || res.Err != nil || res.Deferred != 0 {
 			t.Fatalf("result %+v", res)
@@ -554,7 +555,7 @@ func TestBackfillIsMarked(t *testing.T) {
 		if res := apply(t, w, p, creates(evs[3:])[:1]...); res.Backfill {
 			t.Errorf("1 op ran as backfill")
 		}
-		res := w.Apply(context.Background(), gcalwriter.Batch{SubscriptionID: sub, CalendarID: cal, Ops: creates(evs[4:]), Backfill: true}, p)
+		res := w.Apply(context.Background(), diff.Batch{SubscriptionID: sub, CalendarID: cal, Ops: creates(evs[4:]), Backfill: true}, p)
 		if !res.Backfill || res.Created != 2 {
 			t.Errorf("first sync: %+v", res)
 		}
@@ -572,7 +573,7 @@ func TestDrainFinishesInFlightWritesAndSkipsTheRest(t *testing.T) {
 		time.AfterFunc(2*time.Second, func() { close(drain) })
 		p := newMem()
 		ops := creates(events(30))
-		res := w.Apply(context.Background(), gcalwriter.Batch{SubscriptionID: sub, CalendarID: cal, Ops: ops, Drain: drain}, p)
+		res := w.Apply(context.Background(), diff.Batch{SubscriptionID: sub, CalendarID: cal, Ops: ops, Drain: drain}, p)
 		checkAccounted(t, res, len(ops))
 		if res.Created == 0 || res.Skipped == 0 || res.Deferred != 0 || res.Err != nil {
 			t.Fatalf("result %+v", res)
@@ -584,7 +585,7 @@ func TestDrainFinishesInFlightWritesAndSkipsTheRest(t *testing.T) {
 		}
 		closed := make(chan struct{})
 		close(closed)
-		res = w.Apply(context.Background(), gcalwriter.Batch{SubscriptionID: sub, CalendarID: cal, Ops: ops, Drain: closed}, p)
+		res = w.Apply(context.Background(), diff.Batch{SubscriptionID: sub, CalendarID: cal, Ops: ops, Drain: closed}, p)
 		if res.Skipped != len(ops) {
 			t.Errorf("a batch drained before it began: %+v", res)
 		}

@@ -7,6 +7,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	calsyncd "github.com/calsyncd/calsyncd"
 )
 
 // Metrics are the daemon's Prometheus metrics, on a registry of their own
@@ -90,20 +92,20 @@ func (m *Metrics) FeedFetched(subscription, result string) {
 }
 
 // RunFinished records a finished run.
-func (m *Metrics) RunFinished(subscription, outcome, state string, d time.Duration) {
-	m.runs.WithLabelValues(subscription, outcome).Inc()
+func (m *Metrics) RunFinished(subscription string, outcome calsyncd.Outcome, state calsyncd.State, d time.Duration) {
+	m.runs.WithLabelValues(subscription, string(outcome)).Inc()
 	m.syncDuration.WithLabelValues(subscription).Observe(d.Seconds())
 	m.SetState(subscription, state)
 }
 
 // SetState sets the subscription state gauge.
-func (m *Metrics) SetState(subscription, state string) {
-	for _, s := range []string{"ACTIVE", "ERROR"} {
+func (m *Metrics) SetState(subscription string, state calsyncd.State) {
+	for _, s := range []calsyncd.State{calsyncd.StateActive, calsyncd.StateError} {
 		v := 0.0
 		if s == state {
 			v = 1
 		}
-		m.state.WithLabelValues(subscription, s).Set(v)
+		m.state.WithLabelValues(subscription, string(s)).Set(v)
 	}
 }
 

@@ -8,22 +8,20 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/config"
-	"github.com/calsyncd/calsyncd/internal/mapping"
-	"github.com/calsyncd/calsyncd/internal/store"
 )
 
 // Source is the state database as the report reads it.
 type Source interface {
-	Subscriptions(ctx context.Context) ([]store.SubscriptionState, error)
-	Runs(ctx context.Context, subscriptionID string, limit int) ([]store.Run, error)
+	Subscriptions(ctx context.Context) ([]calsyncd.SubscriptionState, error)
+	Runs(ctx context.Context, subscriptionID string, limit int) ([]calsyncd.Run, error)
 	CountMappings(ctx context.Context, subscriptionID string) (int, error)
-	Rejections(ctx context.Context, subscriptionID string) ([]mapping.Rejection, error)
-	Accounts(ctx context.Context) ([]store.AccountState, error)
-	Leases(ctx context.Context) ([]store.Lease, error)
+	Rejections(ctx context.Context, subscriptionID string) ([]calsyncd.Rejection, error)
+	Accounts(ctx context.Context) ([]calsyncd.AccountState, error)
+	Leases(ctx context.Context) ([]calsyncd.Lease, error)
 	Ping(ctx context.Context) error
 }
 
@@ -38,7 +36,7 @@ type Pacer struct {
 	Account       string
 	Spacing       time.Duration
 	ThrottleUntil time.Time
-	ThrottleClass string
+	ThrottleClass calsyncd.ErrorClass
 }
 
 // Report is the whole status, as served by GET /status and printed by
@@ -52,38 +50,38 @@ type Report struct {
 
 // Subscription is one subscription's status.
 type Subscription struct {
-	ID                string       `json:"id"`
-	Feed              string       `json:"feed"`
-	Calendar          string       `json:"calendar"`
-	Account           string       `json:"account"`
-	State             string       `json:"state"`
-	ConsecutiveErrors int          `json:"consecutive_errors"`
-	InConfig          bool         `json:"in_config"`
-	EventsMapped      int          `json:"events_mapped"`
-	HeldDeletes       int          `json:"held_deletes"`
-	Rejected          []Rejection  `json:"rejected_events"`
-	NextRun           *time.Time   `json:"next_run,omitempty"`
-	LastRun           *Run         `json:"last_run,omitempty"`
-	LastError         *ErrorReport `json:"last_error,omitempty"`
-	Notes             []string     `json:"notes"`
+	ID                string         `json:"id"`
+	Feed              string         `json:"feed"`
+	Calendar          string         `json:"calendar"`
+	Account           string         `json:"account"`
+	State             calsyncd.State `json:"state"`
+	ConsecutiveErrors int            `json:"consecutive_errors"`
+	InConfig          bool           `json:"in_config"`
+	EventsMapped      int            `json:"events_mapped"`
+	HeldDeletes       int            `json:"held_deletes"`
+	Rejected          []Rejection    `json:"rejected_events"`
+	NextRun           *time.Time     `json:"next_run,omitempty"`
+	LastRun           *Run           `json:"last_run,omitempty"`
+	LastError         *ErrorReport   `json:"last_error,omitempty"`
+	Notes             []string       `json:"notes"`
 	// History is the last runs, oldest first, for the chart.
 	History []Run `json:"-"`
 }
 
 // Run is one run's summary.
 type Run struct {
-	ID          int64      `json:"id"`
-	StartedAt   time.Time  `json:"started_at"`
-	FinishedAt  *time.Time `json:"finished_at,omitempty"`
-	Outcome     string     `json:"outcome"`
-	Created     int        `json:"created"`
-	Updated     int        `json:"updated"`
-	Deleted     int        `json:"deleted"`
-	Unchanged   int        `json:"unchanged"`
-	Deferred    int        `json:"deferred"`
-	Failed      int        `json:"failed"`
-	Rejected    int        `json:"rejected"`
-	HeldDeletes int        `json:"held_deletes"`
+	ID          int64            `json:"id"`
+	StartedAt   time.Time        `json:"started_at"`
+	FinishedAt  *time.Time       `json:"finished_at,omitempty"`
+	Outcome     calsyncd.Outcome `json:"outcome"`
+	Created     int              `json:"created"`
+	Updated     int              `json:"updated"`
+	Deleted     int              `json:"deleted"`
+	Unchanged   int              `json:"unchanged"`
+	Deferred    int              `json:"deferred"`
+	Failed      int              `json:"failed"`
+	Rejected    int              `json:"rejected"`
+	HeldDeletes int              `json:"held_deletes"`
 }
 
 // Writes is the number of successful writes of the run.
@@ -99,19 +97,19 @@ type Rejection struct {
 
 // ErrorReport is the last error: its class and what to do about it.
 type ErrorReport struct {
-	Class   string `json:"class"`
-	Message string `json:"message"`
-	Detail  string `json:"detail"`
+	Class   calsyncd.ErrorClass `json:"class"`
+	Message string              `json:"message"`
+	Detail  string              `json:"detail"`
 }
 
 // Account is one Google account's pacing state and which replica works
 // on it.
 type Account struct {
-	Name          string     `json:"name"`
-	SpacingMS     int64      `json:"pacer_spacing_ms"`
-	ThrottleUntil *time.Time `json:"throttle_window_until,omitempty"`
-	ThrottleClass string     `json:"throttle_class,omitempty"`
-	Lease         *Lease     `json:"lease,omitempty"`
+	Name          string              `json:"name"`
+	SpacingMS     int64               `json:"pacer_spacing_ms"`
+	ThrottleUntil *time.Time          `json:"throttle_window_until,omitempty"`
+	ThrottleClass calsyncd.ErrorClass `json:"throttle_class,omitempty"`
+	Lease         *Lease              `json:"lease,omitempty"`
 }
 
 // Lease is the replica holding an account's work.
@@ -134,7 +132,7 @@ func Build(ctx context.Context, src Source, cfg *config.Config, sched Scheduler,
 	if err != nil {
 		return nil, err
 	}
-	known := map[string]store.SubscriptionState{}
+	known := map[string]calsyncd.SubscriptionState{}
 	for _, st := range states {
 		known[st.ID] = st
 	}
@@ -152,7 +150,7 @@ func Build(ctx context.Context, src Source, cfg *config.Config, sched Scheduler,
 	for _, id := range order {
 		sub, inConfig := cfg.Subscription(id)
 		st, seen := known[id]
-		s := Subscription{ID: id, InConfig: inConfig, State: store.StateActive, Rejected: []Rejection{}, Notes: []string{}}
+		s := Subscription{ID: id, InConfig: inConfig, State: calsyncd.StateActive, Rejected: []Rejection{}, Notes: []string{}}
 		if inConfig {
 			s.Feed, s.Calendar, s.Account = config.RedactURL(sub.URL), sub.Calendar, sub.AccountName()
 		}
@@ -257,7 +255,7 @@ func Build(ctx context.Context, src Source, cfg *config.Config, sched Scheduler,
 }
 
 // RunOf is a stored run as status shows it.
-func RunOf(r store.Run) Run {
+func RunOf(r calsyncd.Run) Run {
 	out := Run{ID: r.ID, StartedAt: r.StartedAt, Outcome: r.Outcome, Created: r.Created, Updated: r.Updated, Deleted: r.Deleted,
 		Unchanged: r.Unchanged, Deferred: r.Deferred, Failed: r.Failed, Rejected: r.Rejected, HeldDeletes: r.HeldDeletes}
 	if !r.FinishedAt.IsZero() {
@@ -268,27 +266,28 @@ func RunOf(r store.Run) Run {
 }
 
 // Explain turns an error class into a sentence an operator can act on.
-func Explain(class string) string {
-	switch {
-	case class == "auth":
+func Explain(class calsyncd.ErrorClass) string {
+	switch class {
+	case calsyncd.ClassAuth:
 		return "Google refused the account's credentials or the calendar is not shared with it: check `calsyncd auth status`, the sharing of the calendar, or run `calsyncd auth login`."
-	case class == "rate_limited":
+	case calsyncd.ClassRateLimited:
 		return "Google rate-limited the account; writes are deferred and picked up by the next run. Nothing to do unless it persists for days."
-	case class == "usage_limited":
+	case calsyncd.ClassUsageLimited:
 		return "Google's Calendar usage limit made the account read-only for a while; writes wait for the lockout to end (usually hours)."
-	case class == "transient":
+	case calsyncd.ClassTransient:
 		return "Google answered with server errors or the connection broke; the writes are retried next run."
-	case class == "feed_unreachable":
+	case calsyncd.ClassFeedUnreachable:
 		return "The feed server could not be reached (DNS, connection, TLS or timeout). Check the URL and the network."
-	case class == "feed_rejected":
+	case calsyncd.ClassFeedRejected:
 		return "The feed server refused the request (401/403/404/410): the feed's URL or its credentials may have changed."
-	case class == "feed_unavailable":
+	case calsyncd.ClassFeedUnavailable:
 		return "The feed server is overloaded or failing (429/5xx); calsyncd retries later."
-	case class == "feed_too_large":
+	case calsyncd.ClassFeedTooLarge:
 		return "The feed is larger than feed.max_size; raise the limit if the feed is genuine."
-	case class == "feed_invalid":
+	case calsyncd.ClassFeedInvalid:
 		return "The feed did not answer with an iCalendar document (an HTML login page, an empty or truncated body). Nothing was deleted."
-	case strings.HasPrefix(class, "feed_"):
+	}
+	if class.IsFeed() {
 		return "The feed could not be fetched or read."
 	}
 	return "An internal error stopped the run; see the daemon's log."

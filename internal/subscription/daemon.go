@@ -11,19 +11,17 @@ import (
 
 	"github.com/robfig/cron/v3"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/config"
 	"github.com/calsyncd/calsyncd/internal/diff"
-	"github.com/calsyncd/calsyncd/internal/gcalwriter"
-	"github.com/calsyncd/calsyncd/internal/mapping"
-	"github.com/calsyncd/calsyncd/internal/store"
 )
 
 // DaemonStore is what the daemon reads beyond the runner's needs.
 type DaemonStore interface {
-	Subscription(ctx context.Context, id string) (store.SubscriptionState, error)
-	Subscriptions(ctx context.Context) ([]store.SubscriptionState, error)
-	Mappings(ctx context.Context, subscriptionID string) ([]mapping.Mapping, error)
-	DeleteMapping(ctx context.Context, subscriptionID string, k mapping.Key) error
+	Subscription(ctx context.Context, id string) (calsyncd.SubscriptionState, error)
+	Subscriptions(ctx context.Context) ([]calsyncd.SubscriptionState, error)
+	Mappings(ctx context.Context, subscriptionID string) ([]calsyncd.Mapping, error)
+	DeleteMapping(ctx context.Context, subscriptionID string, k calsyncd.Key) error
 	DeleteSubscription(ctx context.Context, id string) error
 	SetNextRun(ctx context.Context, id string, at time.Time) error
 }
@@ -182,7 +180,7 @@ func (d *Daemon) scheduled(id string) {
 	defer d.inflight.Done()
 	defer d.persistNextRun(id)
 
-	if st, err := d.store.Subscription(d.work, id); err == nil && st.State == store.StateError {
+	if st, err := d.store.Subscription(d.work, id); err == nil && st.State == calsyncd.StateError {
 		wait := errorBackoff(d.cadence.Interval, st.ConsecutiveErrors, cfg.Sync.ErrorThreshold, cfg.Sync.ErrorMaxInterval.D())
 		if since := d.runner.now().Sub(st.UpdatedAt); since < wait {
 			d.log.Debug("subscription in ERROR: waiting before retrying", "subscription", id,
@@ -432,7 +430,7 @@ func (d *Daemon) Shutdown(ctx context.Context) error {
 // Prune deletes every event a subscription wrote, through the paced writer,
 // forgetting each mapping as its event goes. It is used when a subscription
 // is removed with sync.prune_on_remove set.
-func (r *Runner) Prune(ctx context.Context, st store.SubscriptionState) error {
+func (r *Runner) Prune(ctx context.Context, st calsyncd.SubscriptionState) error {
 	unlock, err := r.lock(st.ID)
 	if err != nil {
 		return err
@@ -450,7 +448,7 @@ func (r *Runner) Prune(ctx context.Context, st store.SubscriptionState) error {
 		return err
 	}
 	plan := diff.Compute(nil, mapped, nil)
-	res := w.Apply(ctx, gcalwriter.Batch{SubscriptionID: st.ID, CalendarID: st.Calendar, Ops: plan.Deletes},
+	res := w.Apply(ctx, diff.Batch{SubscriptionID: st.ID, CalendarID: st.Calendar, Ops: plan.Deletes},
 		&persister{store: r.Store, sub: st.ID})
 	r.log().Info("pruned a removed subscription", "subscription", st.ID, "deleted", res.Deleted, "deferred", res.Deferred, "failed", res.Failed)
 	if res.Err != nil {

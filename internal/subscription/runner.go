@@ -9,14 +9,12 @@ import (
 	"sync"
 	"time"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/config"
 	"github.com/calsyncd/calsyncd/internal/diff"
 	"github.com/calsyncd/calsyncd/internal/feed"
 	"github.com/calsyncd/calsyncd/internal/fetch"
-	"github.com/calsyncd/calsyncd/internal/gcalwriter"
-	"github.com/calsyncd/calsyncd/internal/googleauth"
 	"github.com/calsyncd/calsyncd/internal/mapping"
-	"github.com/calsyncd/calsyncd/internal/store"
 )
 
 // Fetcher fetches a feed.
@@ -26,22 +24,25 @@ type Fetcher interface {
 
 // Writer applies a plan to Google for one account.
 type Writer interface {
-	Apply(ctx context.Context, b gcalwriter.Batch, p gcalwriter.Persister) gcalwriter.Result
+	Apply(ctx context.Context, b diff.Batch, p calsyncd.Persister) calsyncd.WriteResult
 	ListOwned(ctx context.Context, calendarID, subscriptionID string) ([]diff.Owned, error)
+	// Unsupported says why Google cannot hold ev as a recurring event, or
+	// "" when it can (as far as is known before asking).
+	Unsupported(ev *feed.Event) string
 }
 
 // Store is the state the runner reads and writes.
 type Store interface {
-	EnsureSubscription(ctx context.Context, id, calendar, account string) (store.SubscriptionState, error)
-	SaveSubscription(ctx context.Context, st store.SubscriptionState) error
-	Mappings(ctx context.Context, subscriptionID string) ([]mapping.Mapping, error)
-	PutMapping(ctx context.Context, subscriptionID string, m mapping.Mapping) error
-	DeleteMapping(ctx context.Context, subscriptionID string, k mapping.Key) error
-	Rejections(ctx context.Context, subscriptionID string) ([]mapping.Rejection, error)
-	PutRejection(ctx context.Context, subscriptionID string, r mapping.Rejection) error
-	DeleteRejection(ctx context.Context, subscriptionID string, k mapping.Key) error
+	EnsureSubscription(ctx context.Context, id, calendar, account string) (calsyncd.SubscriptionState, error)
+	SaveSubscription(ctx context.Context, st calsyncd.SubscriptionState) error
+	Mappings(ctx context.Context, subscriptionID string) ([]calsyncd.Mapping, error)
+	PutMapping(ctx context.Context, subscriptionID string, m calsyncd.Mapping) error
+	DeleteMapping(ctx context.Context, subscriptionID string, k calsyncd.Key) error
+	Rejections(ctx context.Context, subscriptionID string) ([]calsyncd.Rejection, error)
+	PutRejection(ctx context.Context, subscriptionID string, r calsyncd.Rejection) error
+	DeleteRejection(ctx context.Context, subscriptionID string, k calsyncd.Key) error
 	StartRun(ctx context.Context, subscriptionID string, started time.Time) (int64, error)
-	FinishRun(ctx context.Context, r store.Run) error
+	FinishRun(ctx context.Context, r calsyncd.Run) error
 }
 
 // Runner syncs subscriptions.
@@ -98,8 +99,8 @@ func (r *Runner) config() *config.Config {
 // Report describes one sync.
 type Report struct {
 	Subscription string
-	Run          store.Run
-	State        string
+	Run          calsyncd.Run
+	State        calsyncd.State
 	Transition   Transition
 	Plan         PlanCounts
 	Warnings     []feed.Warning
@@ -116,7 +117,7 @@ type PlanCounts struct {
 type Observer interface {
 	// FeedFetched reports a fetch: ok, not_modified or error.
 	FeedFetched(subscription, result string)
-	RunFinished(subscription, outcome, state string, d time.Duration)
+	RunFinished(subscription string, outcome calsyncd.Outcome, state calsyncd.State, d time.Duration)
 }
 
 // ErrBusy is returned when the subscription is already being synced.
@@ -183,7 +184,7 @@ func (r *Runner) sync(ctx context.Context, sub config.Subscription, opts Options
 	if err != nil {
 		return rep, err
 	}
-	run := store.Run{SubscriptionID: sub.ID, StartedAt: r.now()}
+	run := calsyncd.Run{SubscriptionID: sub.ID, StartedAt: r.now()}
 	if run.ID, err = r.Store.StartRun(ctx, sub.ID, run.StartedAt); err != nil {
 		return rep, err
 	}
@@ -199,11 +200,11 @@ func (r *Runner) sync(ctx context.Context, sub config.Subscription, opts Options
 	run.Outcome = outcome
 	run.FinishedAt = r.now()
 	if runErr != nil {
-		c := errorClass(runErr)
+		c := calsyncd.ClassOf(runErr)
 		run.ErrorClass, run.Error = c, runErr.Error()
 		st.LastErrorClass, st.LastError = c, runErr.Error()
 		rep.Err = runErr
-	} else if outcome != store.OutcomeDeferred {
+	} else if outcome != calsyncd.OutcomeDeferred {
 		st.LastErrorClass, st.LastError = "", ""
 	}
 	if keepValidators && resp != nil {
@@ -245,12 +246,12 @@ func (r *Runner) logRun(log *slog.Logger, rep Report) {
 	msg := "sync finished"
 	level := slog.LevelInfo
 	switch run.Outcome {
-	case store.OutcomeDeferred:
+	case calsyncd.OutcomeDeferred:
 		msg = fmt.Sprintf("sync deferred %d writes", run.Deferred)
 		level = slog.LevelWarn
-	case store.OutcomeFailed:
+	case calsyncd.OutcomeFailed:
 		msg, level = "sync failed", slog.LevelError
-	case store.OutcomePartial:
+	case calsyncd.OutcomePartial:
 		level = slog.LevelWarn
 	}
 	log.Log(context.Background(), level, msg, attrs...)
@@ -263,12 +264,12 @@ func (r *Runner) logRun(log *slog.Logger, rep Report) {
 // execute does the work of a run and says how it ended: the outcome,
 // whether the feed's validators may be stored (nothing left behind), and the
 // fetched response.
-func (r *Runner) execute(ctx context.Context, log *slog.Logger, cfg *config.Config, sub config.Subscription, st *store.SubscriptionState,
-	run *store.Run, rep *Report, opts Options) (string, bool, *fetch.Response, error) {
+func (r *Runner) execute(ctx context.Context, log *slog.Logger, cfg *config.Config, sub config.Subscription, st *calsyncd.SubscriptionState,
+	run *calsyncd.Run, rep *Report, opts Options) (calsyncd.Outcome, bool, *fetch.Response, error) {
 
 	mapped, err := r.Store.Mappings(ctx, sub.ID)
 	if err != nil {
-		return store.OutcomeFailed, false, nil, err
+		return calsyncd.OutcomeFailed, false, nil, err
 	}
 	// A subscription's first sync is a backfill: it must not starve the
 	// small changes of the account's other subscriptions.
@@ -287,7 +288,7 @@ func (r *Runner) execute(ctx context.Context, log *slog.Logger, cfg *config.Conf
 	}
 	if opts.Scheduled && r.now().Before(st.FetchNotBefore) {
 		log.Info("feed server asked us to wait; not fetching yet", "until", st.FetchNotBefore.Format(time.RFC3339))
-		return store.OutcomeDeferred, false, nil, nil
+		return calsyncd.OutcomeDeferred, false, nil, nil
 	}
 	resp, err := r.Fetcher.Fetch(ctx, req)
 	if err != nil {
@@ -298,16 +299,16 @@ func (r *Runner) execute(ctx context.Context, log *slog.Logger, cfg *config.Conf
 		}
 		// A feed server that rate-limits us is not broken: come back later.
 		if ferr != nil && ferr.StatusCode == 429 {
-			return store.OutcomeDeferred, false, nil, err
+			return calsyncd.OutcomeDeferred, false, nil, err
 		}
-		return store.OutcomeFailed, false, nil, err
+		return calsyncd.OutcomeFailed, false, nil, err
 	}
 	if !reconcile && (resp.NotModified || (resp.BodyHash != "" && resp.BodyHash == st.BodyHash && st.ConsecutiveErrors == 0)) {
 		// The feed is the version of the last complete run: nothing to
 		// write, and any mass delete the guard was counting is off.
 		r.observeFetch(sub.ID, "not_modified")
 		st.GuardRuns, st.HeldDeletes = 0, 0
-		return store.OutcomeNotModified, false, nil, nil
+		return calsyncd.OutcomeNotModified, false, nil, nil
 	}
 	win := cfg.EffectiveWindow(sub)
 	now := r.now()
@@ -316,7 +317,7 @@ func (r *Runner) execute(ctx context.Context, log *slog.Logger, cfg *config.Conf
 	if err != nil {
 		// An HTML login page or a truncated body is a failed fetch too.
 		r.observeFetch(sub.ID, "error")
-		return store.OutcomeFailed, false, nil, err
+		return calsyncd.OutcomeFailed, false, nil, err
 	}
 	r.observeFetch(sub.ID, "ok")
 	rep.Warnings = cal.Warnings
@@ -326,26 +327,26 @@ func (r *Runner) execute(ctx context.Context, log *slog.Logger, cfg *config.Conf
 
 	w, err := r.Writer(sub.AccountName())
 	if err != nil {
-		return store.OutcomeFailed, false, nil, err
+		return calsyncd.OutcomeFailed, false, nil, err
 	}
 	if reconcile {
 		if mapped, err = r.reconcile(ctx, log, w, sub, st, mapped); err != nil {
-			return store.OutcomeFailed, false, nil, err
+			return calsyncd.OutcomeFailed, false, nil, err
 		}
 	}
 	if mapped, err = r.migrateStandaloneOverrides(ctx, sub.ID, mapped); err != nil {
-		return store.OutcomeFailed, false, nil, err
+		return calsyncd.OutcomeFailed, false, nil, err
 	}
 	rejected, err := r.Store.Rejections(ctx, sub.ID)
 	if err != nil {
-		return store.OutcomeFailed, false, nil, err
+		return calsyncd.OutcomeFailed, false, nil, err
 	}
 	// Google's shape of the feed: overrides as exceptions of their series,
 	// series split at THISANDFUTURE, and series Google cannot hold as
 	// standalone events within the window (bounded by a year each way when
 	// the window is open).
 	shapeOpts := diff.ShapeOptions{From: now.Add(-expansionReach), To: now.Add(expansionReach),
-		Unsupported: gcalwriter.UnsupportedRecurrence, Rejected: rejected}
+		Unsupported: w.Unsupported, Rejected: rejected}
 	if win.Past > 0 {
 		shapeOpts.From = now.Add(-win.Past.D())
 	}
@@ -368,15 +369,15 @@ func (r *Runner) execute(ctx context.Context, log *slog.Logger, cfg *config.Conf
 		st.Notes = append(st.Notes, unstableNote)
 	}
 	if err := r.rekey(ctx, sub.ID, plan.Rekeys); err != nil {
-		return store.OutcomeFailed, false, nil, err
+		return calsyncd.OutcomeFailed, false, nil, err
 	}
 	held := r.guard(log, cfg, sub, st, &plan, len(shaped.Events), len(inWindow), opts)
 	run.HeldDeletes = held
 	run.Unchanged = plan.Unchanged
 	rep.Plan = PlanCounts{Creates: len(plan.Creates), Updates: len(plan.Updates), Deletes: len(plan.Deletes), Unchanged: plan.Unchanged, HeldDeletes: held}
 
-	batch := func(p diff.Plan) gcalwriter.Batch {
-		return gcalwriter.Batch{SubscriptionID: sub.ID, CalendarID: sub.Calendar, Ops: p.Ops(), Drain: opts.Drain, Backfill: firstSync}
+	batch := func(p diff.Plan) diff.Batch {
+		return diff.Batch{SubscriptionID: sub.ID, CalendarID: sub.Calendar, Ops: p.Ops(), Drain: opts.Drain, Backfill: firstSync}
 	}
 	pers := &persister{store: r.Store, sub: sub.ID}
 	res := w.Apply(ctx, batch(plan), pers)
@@ -387,7 +388,7 @@ func (r *Runner) execute(ctx context.Context, log *slog.Logger, cfg *config.Conf
 		shapeOpts.Rejected = rejected
 		shaped = diff.Shape(cal.Events, shapeOpts)
 		if mapped, err = r.Store.Mappings(ctx, sub.ID); err != nil {
-			return store.OutcomeFailed, false, nil, err
+			return calsyncd.OutcomeFailed, false, nil, err
 		}
 		inWindow = withinWindow(mapped, cal.Outside, now.Add(-win.Past.D()), win.Past > 0)
 		again := diff.Compute(shaped.Events, inWindow, rejected)
@@ -405,7 +406,7 @@ func (r *Runner) execute(ctx context.Context, log *slog.Logger, cfg *config.Conf
 		rep.Plan.HeldDeletes = held
 	}
 	if err := r.forgetLeftBehind(ctx, sub.ID, res.RecreatedSeries); err != nil {
-		return store.OutcomeFailed, false, nil, err
+		return calsyncd.OutcomeFailed, false, nil, err
 	}
 	st.Notes = withoutNotePrefix(st.Notes, diff.ExpansionNotePrefix)
 	if note := diff.ExpansionNote(shaped.Expanded); note != "" {
@@ -416,7 +417,7 @@ func (r *Runner) execute(ctx context.Context, log *slog.Logger, cfg *config.Conf
 	run.Deferred, run.Failed, run.Rejected = res.Deferred, res.Failed, res.Rejected
 
 	// Rejections of events that left the feed are forgotten.
-	inFeed := make(map[mapping.Key]bool, len(cal.Events)+len(shaped.Events))
+	inFeed := make(map[calsyncd.Key]bool, len(cal.Events)+len(shaped.Events))
 	for i := range cal.Events {
 		inFeed[cal.Events[i].Key()] = true
 	}
@@ -426,7 +427,7 @@ func (r *Runner) execute(ctx context.Context, log *slog.Logger, cfg *config.Conf
 	for _, rj := range rejected {
 		if !inFeed[rj.Key] {
 			if err := r.Store.DeleteRejection(context.WithoutCancel(ctx), sub.ID, rj.Key); err != nil {
-				return store.OutcomeFailed, false, nil, err
+				return calsyncd.OutcomeFailed, false, nil, err
 			}
 		}
 	}
@@ -436,19 +437,19 @@ func (r *Runner) execute(ctx context.Context, log *slog.Logger, cfg *config.Conf
 	clean := res.Deferred == 0 && res.Failed == 0 && res.Skipped == 0 && held == 0 && len(res.RecreatedSeries) == 0
 	switch {
 	case res.Err != nil:
-		return store.OutcomeFailed, false, resp, res.Err
+		return calsyncd.OutcomeFailed, false, resp, res.Err
 	case res.Failed > 0 && res.Writes() == 0 && res.Deferred == 0:
-		return store.OutcomeFailed, false, resp, fmt.Errorf("subscription: %d writes failed with transient Google errors", res.Failed)
+		return calsyncd.OutcomeFailed, false, resp, fmt.Errorf("subscription: %d writes failed with transient Google errors", res.Failed)
 	case res.Skipped > 0:
 		// Interrupted by shutdown: the rest is picked up by the next run.
 		log.Info("run interrupted; the remaining writes are left for the next run", "skipped", res.Skipped)
-		return store.OutcomeDeferred, false, resp, nil
+		return calsyncd.OutcomeDeferred, false, resp, nil
 	case res.Failed > 0 || res.Rejected > 0:
-		return store.OutcomePartial, clean, resp, nil
+		return calsyncd.OutcomePartial, clean, resp, nil
 	case res.Deferred > 0:
-		return store.OutcomeDeferred, false, resp, nil
+		return calsyncd.OutcomeDeferred, false, resp, nil
 	}
-	return store.OutcomeOK, clean, resp, nil
+	return calsyncd.OutcomeOK, clean, resp, nil
 }
 
 // guard holds deletes that look like a broken feed rather than a change: a
@@ -456,7 +457,7 @@ func (r *Runner) execute(ctx context.Context, log *slog.Logger, cfg *config.Conf
 // max_fraction and more than min_deletes of what we mapped. The deletes go
 // once the condition has held for confirm_runs consecutive runs, or when the
 // operator allows them. It returns how many deletes it held.
-func (r *Runner) guard(log *slog.Logger, cfg *config.Config, sub config.Subscription, st *store.SubscriptionState, plan *diff.Plan, events, mapped int, opts Options) int {
+func (r *Runner) guard(log *slog.Logger, cfg *config.Config, sub config.Subscription, st *calsyncd.SubscriptionState, plan *diff.Plan, events, mapped int, opts Options) int {
 	g := cfg.Sync.DeleteGuard
 	n := len(plan.Deletes)
 	suspicious := mapped > 0 && (events == 0 || (n > g.MinDeletes && float64(n) > g.MaxFraction*float64(mapped)))
@@ -502,11 +503,11 @@ func (r *Runner) rekey(ctx context.Context, sub string, rekeys []diff.Rekey) err
 // of their series: their id is our deterministic one, never Google's
 // instance id) to a standalone key. The plan then deletes that event and
 // writes the exception in its series.
-func (r *Runner) migrateStandaloneOverrides(ctx context.Context, sub string, mapped []mapping.Mapping) ([]mapping.Mapping, error) {
+func (r *Runner) migrateStandaloneOverrides(ctx context.Context, sub string, mapped []calsyncd.Mapping) ([]calsyncd.Mapping, error) {
 	var moves []diff.Rekey
 	for _, m := range mapped {
-		if m.Key.Kind() == mapping.Instance && m.EventID == mapping.EventID(sub, m.Key, m.Generation) {
-			moves = append(moves, diff.Rekey{From: m, To: mapping.StandaloneKey(m.Key.UID, m.Key.Start())})
+		if m.Key.Kind() == calsyncd.Instance && m.EventID == mapping.EventID(sub, m.Key, m.Generation) {
+			moves = append(moves, diff.Rekey{From: m, To: calsyncd.StandaloneKey(m.Key.UID, m.Key.Start())})
 		}
 	}
 	if len(moves) == 0 {
@@ -520,11 +521,11 @@ func (r *Runner) migrateStandaloneOverrides(ctx context.Context, sub string, map
 
 // forgetLeftBehind drops the mappings of the exceptions of series that
 // were written under a new id: the exceptions stayed with the old event.
-func (r *Runner) forgetLeftBehind(ctx context.Context, sub string, series []mapping.Key) error {
+func (r *Runner) forgetLeftBehind(ctx context.Context, sub string, series []calsyncd.Key) error {
 	if len(series) == 0 {
 		return nil
 	}
-	gone := map[mapping.Key]bool{}
+	gone := map[calsyncd.Key]bool{}
 	for _, k := range series {
 		gone[k] = true
 	}
@@ -550,7 +551,7 @@ const expansionReach = 365 * 24 * time.Hour
 // Google refused and that the second batch wrote as standalone events is
 // no longer counted as rejected, and its exceptions' unattempted writes
 // were superseded by the second plan.
-func mergeResults(a, b gcalwriter.Result) gcalwriter.Result {
+func mergeResults(a, b calsyncd.WriteResult) calsyncd.WriteResult {
 	a.Rejected -= len(a.RefusedSeries)
 	a.Unparented = 0
 	a.Created += b.Created
@@ -569,7 +570,7 @@ func mergeResults(a, b gcalwriter.Result) gcalwriter.Result {
 	a.Paced += b.Paced
 	for c, n := range b.ByClass {
 		if a.ByClass == nil {
-			a.ByClass = map[gcalwriter.Class]int{}
+			a.ByClass = map[calsyncd.ErrorClass]int{}
 		}
 		a.ByClass[c] += n
 	}
@@ -606,19 +607,19 @@ func withoutNote(notes []string, note string) []string {
 // withinWindow drops the mappings of events outside the sync window: those
 // the parser dropped for being outside it, and those that ended before its
 // start (known from their end time) whether or not the feed still has them.
-func withinWindow(mapped []mapping.Mapping, outside []mapping.Key, start time.Time, bounded bool) []mapping.Mapping {
+func withinWindow(mapped []calsyncd.Mapping, outside []calsyncd.Key, start time.Time, bounded bool) []calsyncd.Mapping {
 	if len(outside) == 0 && !bounded {
 		return mapped
 	}
-	drop := make(map[mapping.Key]bool, len(outside))
+	drop := make(map[calsyncd.Key]bool, len(outside))
 	for _, k := range outside {
 		drop[k] = true
 	}
-	out := make([]mapping.Mapping, 0, len(mapped))
+	out := make([]calsyncd.Mapping, 0, len(mapped))
 	for _, m := range mapped {
 		// A series the parser dropped takes every event shaped from it
 		// along; an override without a series goes by its own key.
-		outside := drop[m.Key] || drop[mapping.Key{UID: m.Key.UID}] || drop[mapping.Key{UID: m.Key.UID, RecurrenceID: m.Key.Start()}]
+		outside := drop[m.Key] || drop[calsyncd.Key{UID: m.Key.UID}] || drop[calsyncd.Key{UID: m.Key.UID, RecurrenceID: m.Key.Start()}]
 		if outside || (bounded && !m.EndsAt.IsZero() && m.EndsAt.Before(start)) {
 			continue
 		}
@@ -632,11 +633,11 @@ func withinWindow(mapped []mapping.Mapping, outside []mapping.Key, start time.Ti
 // mapped events deleted by hand are refreshed so the plan restores them, and
 // duplicate copies are deleted. It returns the mappings to plan against. A
 // failure to list is not fatal: the sync goes on without repairs.
-func (r *Runner) reconcile(ctx context.Context, log *slog.Logger, w Writer, sub config.Subscription, st *store.SubscriptionState,
-	mapped []mapping.Mapping) ([]mapping.Mapping, error) {
+func (r *Runner) reconcile(ctx context.Context, log *slog.Logger, w Writer, sub config.Subscription, st *calsyncd.SubscriptionState,
+	mapped []calsyncd.Mapping) ([]calsyncd.Mapping, error) {
 	owned, err := w.ListOwned(ctx, sub.Calendar, sub.ID)
 	if err != nil {
-		log.Warn("reconcile skipped: cannot list owned events", "class", string(gcalwriter.Classify(err).Class), "error", err)
+		log.Warn("reconcile skipped: cannot list owned events", "class", string(calsyncd.ClassOf(err)), "error", err)
 		return mapped, nil
 	}
 	repair := diff.Reconcile(sub.ID, mapped, owned)
@@ -652,7 +653,7 @@ func (r *Runner) reconcile(ctx context.Context, log *slog.Logger, w Writer, sub 
 	}
 	removed := 0
 	if len(repair.Duplicates) > 0 {
-		res := w.Apply(ctx, gcalwriter.Batch{SubscriptionID: sub.ID, CalendarID: sub.Calendar, Ops: repair.Duplicates}, duplicateSweeper{})
+		res := w.Apply(ctx, diff.Batch{SubscriptionID: sub.ID, CalendarID: sub.Calendar, Ops: repair.Duplicates}, duplicateSweeper{})
 		removed = res.Deleted
 	}
 	log.Warn("reconciled Google with the database", "adopted", len(repair.Adopt), "restoring", len(repair.Refresh),
@@ -664,29 +665,9 @@ func (r *Runner) reconcile(ctx context.Context, log *slog.Logger, w Writer, sub 
 // forget the mapping of the copy we keep.
 type duplicateSweeper struct{}
 
-func (duplicateSweeper) Saved(context.Context, mapping.Mapping) error      { return nil }
-func (duplicateSweeper) Deleted(context.Context, mapping.Key) error        { return nil }
-func (duplicateSweeper) Rejected(context.Context, mapping.Rejection) error { return nil }
-
-// errorClass names the class of a run's failure for status and logs.
-func errorClass(err error) string {
-	var werr *gcalwriter.Error
-	if errors.As(err, &werr) {
-		return string(werr.Class)
-	}
-	var ferr *fetch.Error
-	if errors.As(err, &ferr) {
-		return "feed_" + string(ferr.Kind)
-	}
-	if errors.Is(err, feed.ErrNotCalendar) {
-		return "feed_invalid"
-	}
-	var aerr *googleauth.Error
-	if errors.As(err, &aerr) {
-		return "auth"
-	}
-	return "internal"
-}
+func (duplicateSweeper) Saved(context.Context, calsyncd.Mapping) error      { return nil }
+func (duplicateSweeper) Deleted(context.Context, calsyncd.Key) error        { return nil }
+func (duplicateSweeper) Rejected(context.Context, calsyncd.Rejection) error { return nil }
 
 type persister struct {
 	store Store
@@ -695,14 +676,14 @@ type persister struct {
 
 // Persisting never uses the run's context: a write Google has accepted must
 // be recorded even while the daemon shuts down.
-func (p *persister) Saved(ctx context.Context, m mapping.Mapping) error {
+func (p *persister) Saved(ctx context.Context, m calsyncd.Mapping) error {
 	return p.store.PutMapping(context.WithoutCancel(ctx), p.sub, m)
 }
 
-func (p *persister) Deleted(ctx context.Context, k mapping.Key) error {
+func (p *persister) Deleted(ctx context.Context, k calsyncd.Key) error {
 	return p.store.DeleteMapping(context.WithoutCancel(ctx), p.sub, k)
 }
 
-func (p *persister) Rejected(ctx context.Context, rj mapping.Rejection) error {
+func (p *persister) Rejected(ctx context.Context, rj calsyncd.Rejection) error {
 	return p.store.PutRejection(context.WithoutCancel(ctx), p.sub, rj)
 }
