@@ -61,7 +61,13 @@ type WriteResult struct {
 	Paced   time.Duration
 	// ByClass counts Google's error answers by class, including those that
 	// were retried successfully.
-	ByClass    map[ErrorClass]int
+	ByClass map[ErrorClass]int
+	// Mapped, Unmapped and Rejections are what the batch recorded through
+	// its Persister, in the order it did: the mappings saved, the keys
+	// whose mapping went, the events Google refused. A caller keeps its
+	// own view of the store in step with them instead of reading it again.
+	Mapped     []Mapping
+	Unmapped   []Key
 	Rejections []Rejection
 	// Backfill reports whether the batch ran as a backfill.
 	Backfill bool
@@ -76,3 +82,55 @@ type WriteResult struct {
 
 // Writes is the number of successful writes.
 func (r *WriteResult) Writes() int { return r.Created + r.Updated + r.Deleted }
+
+// Add is the result of r followed by next, another batch of the same run:
+// the counts add up, the lists join, the later throttle window stands and
+// the first error is kept.
+func (r WriteResult) Add(next WriteResult) WriteResult {
+	r.Created += next.Created
+	r.Updated += next.Updated
+	r.Deleted += next.Deleted
+	r.Restored += next.Restored
+	r.Adopted += next.Adopted
+	r.Deferred += next.Deferred
+	r.Failed += next.Failed
+	r.Rejected += next.Rejected
+	r.Skipped += next.Skipped
+	r.Forgotten += next.Forgotten
+	r.Unparented += next.Unparented
+	r.Retries += next.Retries
+	r.Waited += next.Waited
+	r.Paced += next.Paced
+	if len(next.ByClass) > 0 {
+		byClass := make(map[ErrorClass]int, len(r.ByClass)+len(next.ByClass))
+		for c, n := range r.ByClass {
+			byClass[c] = n
+		}
+		for c, n := range next.ByClass {
+			byClass[c] += n
+		}
+		r.ByClass = byClass
+	}
+	r.RefusedSeries = append(r.RefusedSeries[:len(r.RefusedSeries):len(r.RefusedSeries)], next.RefusedSeries...)
+	r.RecreatedSeries = append(r.RecreatedSeries[:len(r.RecreatedSeries):len(r.RecreatedSeries)], next.RecreatedSeries...)
+	r.Mapped = append(r.Mapped[:len(r.Mapped):len(r.Mapped)], next.Mapped...)
+	r.Unmapped = append(r.Unmapped[:len(r.Unmapped):len(r.Unmapped)], next.Unmapped...)
+	r.Rejections = append(r.Rejections[:len(r.Rejections):len(r.Rejections)], next.Rejections...)
+	r.Backfill = r.Backfill || next.Backfill
+	r.ThrottleUntil = next.ThrottleUntil
+	if r.Err == nil {
+		r.Err = next.Err
+	}
+	return r
+}
+
+// Reshaped takes back what r counted for the series Google refused and
+// their exceptions left unwritten (RefusedSeries, Unparented): the caller
+// shapes those series again and writes them in a next batch of the same
+// run, whose result it adds, so they are outcomes of that batch instead.
+// The refusals stay in Rejections: they must be remembered.
+func (r WriteResult) Reshaped() WriteResult {
+	r.Rejected -= len(r.RefusedSeries)
+	r.Unparented = 0
+	return r
+}

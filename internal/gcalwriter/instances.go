@@ -209,6 +209,6 @@ func (w *Writer) forget(br *batchRun, op diff.Op) error {
 	if err := br.p.Deleted(br.ctx, op.Key); err != nil {
 		return persistError(br, op, err)
 	}
-	br.update(func(r *calsyncd.WriteResult) { r.Forgotten++ })
+	br.update(func(r *calsyncd.WriteResult) { r.Forgotten++; r.Unmapped = append(r.Unmapped, op.Key) })
 	return nil
 }

@@ -86,6 +86,7 @@ func (w *Writer) saved(br *batchRun, op diff.Op, m calsyncd.Mapping) error {
 	if err := br.p.Saved(br.ctx, m); err != nil {
 		return persistError(br, op, err)
 	}
+	br.update(func(r *calsyncd.WriteResult) { r.Mapped = append(r.Mapped, m) })
 	return nil
 }
 
@@ -273,5 +274,6 @@ func (w *Writer) delete(br *batchRun, bud *budget, op diff.Op) error {
 	if perr := br.p.Deleted(br.ctx, op.Key); perr != nil {
 		return persistError(br, op, perr)
 	}
+	br.update(func(r *calsyncd.WriteResult) { r.Unmapped = append(r.Unmapped, op.Key) })
 	return nil
 }

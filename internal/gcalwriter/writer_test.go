@@ -617,3 +617,38 @@ func TestListOwned(t *testing.T) {
 		}
 	})
 }
+
+// TestResultReportsWhatWasRecorded: the result lists exactly what the
+// batch recorded through the Persister (saved mappings, deleted keys,
+// rejections), so a caller keeps its view of the store without reading it.
+func TestResultReportsWhatWasRecorded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, gcalfake.Options{})
+		w := h.writer("alice", gcalwriter.Options{})
+		p := newMem()
+		evs := events(4)
+		first := apply(t, w, p, creates(evs)...)
+		if len(first.Mapped) != 4 || len(first.Unmapped) != 0 {
+			t.Fatalf("first batch reports %d saved, %d deleted", len(first.Mapped), len(first.Unmapped))
+		}
+		for _, m := range first.Mapped {
+			if p.mapping(m.Key) != m {
+				t.Errorf("reported %+v, persisted %+v", m, p.mapping(m.Key))
+			}
+		}
+		changed := event(evs[0].UID, "Renamed")
+		bad := event("bad@example.com", "Rejected")
+		bad.Recurrence = []string{"RRULE:NOPE"}
+		bad.Hash = bad.ComputeHash()
+		second := apply(t, w, p, create(bad), update(changed, p.mapping(evs[0].Key())), del(p.mapping(evs[1].Key())))
+		if len(second.Mapped) != 1 || second.Mapped[0] != p.mapping(evs[0].Key()) {
+			t.Errorf("second batch reports saved %+v", second.Mapped)
+		}
+		if len(second.Unmapped) != 1 || second.Unmapped[0] != evs[1].Key() {
+			t.Errorf("second batch reports deleted %v", second.Unmapped)
+		}
+		if len(second.Rejections) != 1 || second.Rejections[0].Key != bad.Key() || p.rejected[bad.Key()] != second.Rejections[0] {
+			t.Errorf("second batch reports rejections %+v (persisted %+v)", second.Rejections, p.rejected)
+		}
+	})
+}
