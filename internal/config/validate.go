@@ -113,6 +113,12 @@ func (c *Config) validate(d *decoder) Errors {
 	if w.ThrottleWindowMax.D() < w.ThrottleWindow.D() {
 		bad("writer.throttle_window_max", "must not be below writer.throttle_window (%s)", w.ThrottleWindow)
 	}
+	if w.RetryBase.D() <= 0 {
+		bad("writer.retry_base", "must be positive")
+	}
+	if w.RetryCap.D() < w.RetryBase.D() {
+		bad("writer.retry_cap", "must not be below writer.retry_base (%s)", w.RetryBase)
+	}
 	if w.BackfillThreshold < 0 {
 		bad("writer.backfill_threshold", "must not be negative")
 	}

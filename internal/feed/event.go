@@ -5,11 +5,6 @@
 package feed
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"io"
-	"slices"
-	"strconv"
 	"time"
 
 	calsyncd "github.com/calsyncd/calsyncd"
@@ -72,8 +67,8 @@ type Event struct {
 	Recurrence []string
 	Sequence   int
 
-	// Hash is a content hash over every field that changes what Google
-	// shows (not DTSTAMP, SEQUENCE or property order).
+	// Hash is the content hash of what Google shows of the event (Shown),
+	// so DTSTAMP, SEQUENCE and property order never change it.
 	Hash string
 }
 
@@ -84,45 +79,3 @@ func (e *Event) Key() calsyncd.Key {
 
 // IsRecurring reports whether the event is the master of a series.
 func (e *Event) IsRecurring() bool { return len(e.Recurrence) > 0 }
-
-// hashVersion changes whenever what we write to Google changes, so that every
-// mirrored event is rewritten once.
-const hashVersion = "h1"
-
-// ComputeHash returns the content hash of e.
-func (e *Event) ComputeHash() string {
-	h := sha256.New()
-	var num [20]byte
-	w := func(s string) {
-		h.Write(strconv.AppendInt(num[:0], int64(len(s)), 10))
-		h.Write([]byte{':'})
-		io.WriteString(h, s)
-	}
-	w(hashVersion)
-	w(e.Summary)
-	w(e.Description)
-	w(e.Location)
-	w(e.URL)
-	for _, t := range [2]Time{e.Start, e.End} {
-		if t.AllDay {
-			w("D" + t.Date())
-		} else {
-			w("T" + strconv.FormatInt(t.T.Unix(), 10) + "@" + t.Zone)
-		}
-	}
-	w(e.Status)
-	w(e.Transparency)
-	w(e.Visibility)
-	if e.ThisAndFuture {
-		w("thisandfuture")
-	}
-	rec := e.Recurrence
-	if !slices.IsSorted(rec) {
-		rec = slices.Sorted(slices.Values(rec))
-	}
-	for _, r := range rec {
-		w(r)
-	}
-	var sum [sha256.Size]byte
-	return hex.EncodeToString(h.Sum(sum[:0])[:16])
-}

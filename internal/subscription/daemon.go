@@ -82,18 +82,9 @@ func (d *Daemon) accounts() []string {
 	return out
 }
 
-// runContext is the context of one run of an account's subscription, and
-// whether this replica may run it at all.
-func (d *Daemon) runContext(account string) (context.Context, context.CancelFunc, bool) {
-	if d.leases == nil {
-		return d.work, func() {}, true
-	}
-	if !d.leases.Holds(account) {
-		return nil, nil, false
-	}
-	ctx, cancel := d.leases.Bind(d.work, account)
-	return ctx, cancel, true
-}
+// once starts the daemon's runs, under the account leases when it has
+// them.
+func (d *Daemon) once() Once { return Once{Runner: d.runner, Leases: d.leases} }
 
 type entry struct {
 	id       cron.EntryID
@@ -188,13 +179,11 @@ func (d *Daemon) scheduled(id string) {
 			return
 		}
 	}
-	ctx, cancel, ok := d.runContext(sub.AccountName())
-	if !ok {
+	_, err := d.once().Run(d.work, sub, Options{Scheduled: true, Drain: d.drain})
+	switch {
+	case errors.Is(err, ErrLeaseHeld):
 		d.log.Debug("another replica holds the account; not running", "subscription", id, "account", sub.AccountName())
-		return
-	}
-	defer cancel()
-	if _, err := d.runner.Sync(ctx, sub, Options{Scheduled: true, Drain: d.drain}); err != nil && !errors.Is(err, ErrBusy) {
+	case err != nil && !errors.Is(err, ErrBusy):
 		d.log.Error("sync could not run", "subscription", id, "error", err)
 	}
 }
@@ -263,8 +252,8 @@ func (d *Daemon) Trigger(id string, opts Options) (int64, error) {
 	sub := e.sub
 	d.inflight.Add(1)
 	d.mu.Unlock()
-	ctx, cancel, ok := d.runContext(sub.AccountName())
-	if !ok {
+	once := d.once()
+	if !once.Holds(sub.AccountName()) {
 		d.inflight.Done()
 		return 0, fmt.Errorf("%w %s; trigger the sync on the replica that holds it", ErrLeaseHeld, sub.AccountName())
 	}
@@ -275,8 +264,7 @@ func (d *Daemon) Trigger(id string, opts Options) (int64, error) {
 	opts.Drain = d.drain
 	go func() {
 		defer d.inflight.Done()
-		defer cancel()
-		if _, err := d.runner.Sync(ctx, sub, opts); err != nil {
+		if _, err := once.Run(d.work, sub, opts); err != nil {
 			failed <- err
 		}
 	}()
