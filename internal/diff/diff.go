@@ -217,18 +217,21 @@ func revertOf(k calsyncd.Key, desired map[calsyncd.Key]*feed.Event) *feed.Event 
 	if parent == nil || !parent.IsRecurring() || parent.Status == feed.StatusCancelled {
 		return nil
 	}
-	series, err := feed.ParseSeries(parent)
-	if err != nil {
+	series := parent.Series
+	if series == nil {
 		return nil
 	}
-	t, ok := ridTime(k.Start(), parent.Start)
+	// The key comes from the store: its recurrence id is all there is.
+	t, ok := feed.ParseRecurrenceID(k.Start(), parent.Start)
 	if !ok || !series.Has(t) {
 		return nil
 	}
 	ev := *parent
 	ev.UID, ev.RecurrenceID = k.UID, k.RecurrenceID
-	ev.Recurrence, ev.ThisAndFuture = nil, false
+	ev.SetSeries(nil)
+	ev.ThisAndFuture = false
 	ev.Start = instanceTime(parent.Start, t)
+	ev.Original = ev.Start
 	ev.End = ev.Start
 	ev.End.T = ev.Start.T.Add(parent.End.T.Sub(parent.Start.T))
 	ev.Hash = ev.ComputeHash()

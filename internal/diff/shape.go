@@ -142,7 +142,7 @@ func (sh *shaper) standalone(ov *feed.Event) {
 		return
 	}
 	c := *ov
-	c.Recurrence = nil
+	c.SetSeries(nil)
 	sh.emit(c, calsyncd.StandaloneKey(ov.UID, ov.RecurrenceID))
 	sh.out.Orphans++
 }
@@ -182,9 +182,10 @@ func (sh *shaper) group(g eventGroup) {
 		}
 		return
 	}
-	series, err := feed.ParseSeries(m)
-	if err != nil {
-		// Not in the form the feed package writes: leave it to Google.
+	series := m.Series
+	if series == nil {
+		// Recurrence lines the feed package did not read: leave them to
+		// Google.
 		sh.emit(*m, m.Key())
 		for _, ov := range g.overrides {
 			sh.emit(*ov, calsyncd.InstanceKey(m.Key(), ov.RecurrenceID))
@@ -194,7 +195,7 @@ func (sh *shaper) group(g eventGroup) {
 	segs := []*segment{{key: m.Key(), content: m}}
 	var plain []*feed.Event
 	for _, ov := range g.overrides {
-		t, ok := ridTime(ov.RecurrenceID, m.Start)
+		t, ok := ov.Original.T, !ov.Original.IsZero()
 		if ov.ThisAndFuture && ok && series.Has(t) && t.After(segs[len(segs)-1].from) {
 			segs = append(segs, &segment{key: calsyncd.SplitKey(m.UID, ov.RecurrenceID), from: t, content: ov})
 			continue
@@ -212,7 +213,7 @@ func (sh *shaper) group(g eventGroup) {
 	}
 	byRID := map[int64]*feed.Event{}
 	for _, ov := range plain {
-		t, ok := ridTime(ov.RecurrenceID, m.Start)
+		t, ok := ov.Original.T, !ov.Original.IsZero()
 		if !ok {
 			sh.standalone(ov)
 			continue
@@ -231,7 +232,9 @@ func (sh *shaper) group(g eventGroup) {
 		case seg.none:
 			sh.standalone(ov)
 		default:
-			sh.emit(*ov, calsyncd.InstanceKey(seg.key, feed.CanonicalRecurrenceID(instanceTime(m.Start, seg.shift.Apply(t)))))
+			inst := *ov
+			inst.Original = instanceTime(m.Start, seg.shift.Apply(t))
+			sh.emit(inst, calsyncd.InstanceKey(seg.key, feed.CanonicalRecurrenceID(inst.Original)))
 		}
 	}
 	for _, seg := range segs {
@@ -254,7 +257,7 @@ func (sh *shaper) shapeSegment(seg *segment, i int, series *feed.Series, m *feed
 				seg.none = true
 				return
 			}
-			seg.event.Recurrence = before.Lines()
+			seg.event.SetSeries(before)
 		}
 	} else {
 		ov := seg.content
@@ -277,7 +280,7 @@ func (sh *shaper) shapeSegment(seg *segment, i int, series *feed.Series, m *feed
 			seg.expand = "its RANGE=THISANDFUTURE override moves the occurrences in a way no recurrence rule can express"
 			return
 		}
-		seg.event.Recurrence = from.Lines()
+		seg.event.SetSeries(from)
 	}
 	seg.event.UID, seg.event.RecurrenceID = seg.key.UID, seg.key.RecurrenceID
 	seg.event.ThisAndFuture = false
@@ -308,7 +311,7 @@ func (sh *shaper) expand(seg *segment, series *feed.Series, m *feed.Event, byRID
 		content = *seg.content
 		length = seg.content.End.T.Sub(seg.content.Start.T)
 	}
-	content.Recurrence = nil
+	content.SetSeries(nil)
 	// An override may move its occurrence into the window from beyond it.
 	var reach time.Duration
 	for rid, ov := range byRID {
@@ -346,7 +349,7 @@ func (sh *shaper) expand(seg *segment, series *feed.Series, m *feed.Event, byRID
 			return
 		}
 		x.Occurrences++
-		ev.Recurrence = nil
+		ev.SetSeries(nil)
 		sh.emit(ev, calsyncd.StandaloneKey(m.UID, feed.CanonicalRecurrenceID(instanceTime(m.Start, t))))
 	}
 }
@@ -368,30 +371,6 @@ func instanceTime(start feed.Time, t time.Time) feed.Time {
 		out.T = t.In(start.T.Location())
 	}
 	return out
-}
-
-// ridTime reads a canonical recurrence id as the original start it names in
-// a series starting at start.
-func ridTime(rid string, start feed.Time) (time.Time, bool) {
-	if len(rid) == 8 {
-		t, err := time.Parse("20060102", rid)
-		if err != nil {
-			return time.Time{}, false
-		}
-		if !start.AllDay {
-			st := start.T
-			t = time.Date(t.Year(), t.Month(), t.Day(), st.Hour(), st.Minute(), st.Second(), 0, st.Location())
-		}
-		return t, true
-	}
-	t, err := time.Parse("20060102T150405Z", rid)
-	if err != nil {
-		return time.Time{}, false
-	}
-	if start.AllDay {
-		return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC), true
-	}
-	return t.In(start.T.Location()), true
 }
 
 // ExpansionNote says, for the subscription's status, which series are

@@ -51,6 +51,11 @@ type Event struct {
 	RecurrenceID string
 	// ThisAndFuture is set when the override has RANGE=THISANDFUTURE.
 	ThisAndFuture bool
+	// Original is the original start RecurrenceID names, as the occurrences
+	// of its Series are identified (midnight UTC of the date in an all-day
+	// series, the instant in the series' zone otherwise); zero for a master
+	// or a single event.
+	Original Time
 
 	Summary     string
 	Description string
@@ -62,10 +67,14 @@ type Event struct {
 	Status       string
 	Transparency string
 	Visibility   string
-	// Recurrence holds RRULE, EXRULE, RDATE and EXDATE lines in the form
-	// Google accepts (no DTSTART).
+	// Recurrence holds RRULE, RDATE and EXDATE lines in the form Google
+	// accepts (no DTSTART): what Google shows of the series.
 	Recurrence []string
-	Sequence   int
+	// Series is the recurrence the parser read, for whoever needs its
+	// occurrences: the one model of a series, so no one parses Recurrence
+	// again. Recurrence is always Series.Lines(); SetSeries keeps them so.
+	Series   *Series
+	Sequence int
 
 	// Hash is the content hash of what Google shows of the event (Shown),
 	// so DTSTAMP, SEQUENCE and property order never change it.
@@ -79,3 +88,12 @@ func (e *Event) Key() calsyncd.Key {
 
 // IsRecurring reports whether the event is the master of a series.
 func (e *Event) IsRecurring() bool { return len(e.Recurrence) > 0 }
+
+// SetSeries makes the event the master of s (nil: no series), its
+// Recurrence lines rendered from it.
+func (e *Event) SetSeries(s *Series) {
+	e.Series, e.Recurrence = s, nil
+	if s != nil {
+		e.Recurrence = s.Lines()
+	}
+}

@@ -285,7 +285,7 @@ func (p *parser) run(comps []ical.Component) {
 	}
 	events, series = p.settleKeys(events, series)
 	if p.opts.WindowPast > 0 || p.opts.WindowFuture > 0 {
-		events = p.window(events, series)
+		events = p.window(events)
 	}
 	for i := range events {
 		events[i].Hash = events[i].ComputeHash()

@@ -176,7 +176,12 @@ func TestUnsupportedRecurrence(t *testing.T) {
 		"RRULE:FREQ=DAILY;BYHOUR=9":  false,
 		"RRULE:FREQ=WEEKLY;BYDAY=MO": false,
 	} {
-		ev := &feed.Event{Recurrence: []string{rule}}
+		ev := &feed.Event{Start: feed.Time{T: time.Date(2027, 1, 4, 9, 0, 0, 0, time.UTC)}, Recurrence: []string{rule}}
+		series, err := feed.ParseSeries(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev.SetSeries(series)
 		if got := gcalwriter.UnsupportedRecurrence(ev) != ""; got != want {
 			t.Errorf("%s: unsupported %v, want %v", rule, got, want)
 		}
