@@ -68,30 +68,7 @@ func (c *syncCommand) Run(ctx context.Context, args []string) error {
 	}
 	failed := 0
 	for i, res := range results {
-		rep, err := res.Report, res.Err
-		if errors.Is(err, subscription.ErrBusy) {
-			fmt.Fprintf(c.m.Stderr, "calsyncd: %s: already being synced by another process; skipped\n", subs[i].ID)
-			continue
-		}
-		if errors.Is(err, subscription.ErrLeaseHeld) {
-			// A daemon holds the account: ask it to run the sync instead.
-			runID, herr := status.HandOff(ctx, cfg.Listen, cfg.Status.Token, subs[i].ID)
-			if herr == nil {
-				fmt.Fprintf(c.m.Stderr, "calsyncd: %s: a running daemon holds its account; handed the sync to it as run %d (see calsyncd status)\n", subs[i].ID, runID)
-				continue
-			}
-			fmt.Fprintf(c.m.Stderr, "calsyncd: %s: %v, and the daemon's status endpoint did not take the sync: %v\n", subs[i].ID, err, herr)
-			failed++
-			continue
-		}
-		if err != nil {
-			fmt.Fprintf(c.m.Stderr, "calsyncd: %s: %v\n", subs[i].ID, err)
-			failed++
-			continue
-		}
-		// Deferred is fine (Google will take the rest later); a failed run
-		// or an ERROR subscription is not.
-		if rep.State != calsyncd.StateActive || rep.Run.Outcome == calsyncd.OutcomeFailed {
+		if !c.succeeded(ctx, cfg, subs[i].ID, res) {
 			failed++
 		}
 	}
@@ -99,6 +76,32 @@ func (c *syncCommand) Run(ctx context.Context, args []string) error {
 		return &exitError{code: 1, err: fmt.Errorf("%d of %d subscriptions failed or are not ACTIVE", failed, len(subs))}
 	}
 	return nil
+}
+
+// succeeded says whether one subscription's sync counts as a success for
+// the exit code, telling stderr what happened to those that did not run.
+func (c *syncCommand) succeeded(ctx context.Context, cfg *config.Config, id string, res subscription.Result) bool {
+	switch err := res.Err; {
+	case errors.Is(err, subscription.ErrBusy):
+		fmt.Fprintf(c.m.Stderr, "calsyncd: %s: already being synced by another process; skipped\n", id)
+		return true
+	case errors.Is(err, subscription.ErrLeaseHeld):
+		// A daemon holds the account: ask it to run the sync instead.
+		runID, herr := status.HandOff(ctx, cfg.Listen, cfg.Status.Token, id)
+		if herr == nil {
+			fmt.Fprintf(c.m.Stderr, "calsyncd: %s: a running daemon holds its account; handed the sync to it as run %d (see calsyncd status)\n", id, runID)
+			return true
+		}
+		fmt.Fprintf(c.m.Stderr, "calsyncd: %s: %v, and the daemon's status endpoint did not take the sync: %v\n", id, err, herr)
+		return false
+	case err != nil:
+		fmt.Fprintf(c.m.Stderr, "calsyncd: %s: %v\n", id, err)
+		return false
+	}
+	// Deferred is fine (Google will take the rest later); a failed run or
+	// an ERROR subscription is not.
+	rep := res.Report
+	return rep.State == calsyncd.StateActive && rep.Run.Outcome != calsyncd.OutcomeFailed
 }
 
 func selectSubscriptions(cfg *config.Config, ids []string) ([]config.Subscription, error) {

@@ -1,6 +1,9 @@
 // Package diff computes what must change in Google for the calendar to
-// match the feed: a pure function from desired events and persisted mappings
-// to a plan of creates, updates and deletes.
+// match the feed, with pure functions only: Shape (the feed as Google holds
+// it), Compute (desired events against persisted mappings: a plan of
+// creates, updates and deletes), Guard (the plan's limits: the mass-delete
+// guard), Reconcile (Google's owned events against the mappings) and
+// DetectUnstableUIDs.
 package diff
 
 import (

@@ -167,19 +167,7 @@ type segment struct {
 func (sh *shaper) group(g eventGroup) {
 	m := g.master
 	if m == nil || !m.IsRecurring() || m.Status == feed.StatusCancelled {
-		if m != nil {
-			// An override of a single event's only occurrence replaces it.
-			replaced := false
-			for _, ov := range g.overrides {
-				replaced = replaced || (!m.IsRecurring() && ov.RecurrenceID == feed.CanonicalRecurrenceID(m.Start))
-			}
-			if !replaced {
-				sh.emit(*m, m.Key())
-			}
-		}
-		for _, ov := range g.overrides {
-			sh.standalone(ov)
-		}
+		sh.single(g)
 		return
 	}
 	series := m.Series
@@ -211,8 +199,42 @@ func (sh *shaper) group(g eventGroup) {
 	if len(segs) > 1 {
 		sh.out.Splits += len(segs) - 1
 	}
+	byRID := sh.place(plain, segs, series, m)
+	for _, seg := range segs {
+		switch {
+		case seg.expand != "":
+			sh.expand(seg, series, m, byRID)
+		case !seg.none:
+			sh.emit(seg.event, seg.key)
+		}
+	}
+}
+
+// single shapes a UID without a series Google holds: the event itself
+// (unless an override replaces its only occurrence) and its overrides as
+// events of their own.
+func (sh *shaper) single(g eventGroup) {
+	if m := g.master; m != nil {
+		replaced := false
+		for _, ov := range g.overrides {
+			replaced = replaced || (!m.IsRecurring() && ov.RecurrenceID == feed.CanonicalRecurrenceID(m.Start))
+		}
+		if !replaced {
+			sh.emit(*m, m.Key())
+		}
+	}
+	for _, ov := range g.overrides {
+		sh.standalone(ov)
+	}
+}
+
+// place puts each override where Google holds it: an exception of the
+// segment whose occurrence it replaces, a standalone event when it
+// replaces none, or (returned by original start) an occurrence of a
+// segment written as single events.
+func (sh *shaper) place(overrides []*feed.Event, segs []*segment, series *feed.Series, m *feed.Event) map[int64]*feed.Event {
 	byRID := map[int64]*feed.Event{}
-	for _, ov := range plain {
+	for _, ov := range overrides {
 		t, ok := ov.Original.T, !ov.Original.IsZero()
 		if !ok {
 			sh.standalone(ov)
@@ -237,14 +259,7 @@ func (sh *shaper) group(g eventGroup) {
 			sh.emit(inst, calsyncd.InstanceKey(seg.key, feed.CanonicalRecurrenceID(inst.Original)))
 		}
 	}
-	for _, seg := range segs {
-		switch {
-		case seg.expand != "":
-			sh.expand(seg, series, m, byRID)
-		case !seg.none:
-			sh.emit(seg.event, seg.key)
-		}
-	}
+	return byRID
 }
 
 // shapeSegment works out what Google holds for a segment.

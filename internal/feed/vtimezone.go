@@ -36,67 +36,9 @@ func parseVTimezone(c ical.Component) ([]string, *tz.Definition, error) {
 		default:
 			continue
 		}
-		var o tz.Observance
-		var haveStart, haveTo bool
-		var rule string
-		fromSet := false
-		for _, p := range props {
-			switch p.IANAToken {
-			case "DTSTART":
-				t, err := parseWall(p.Value)
-				if err != nil {
-					return ids, nil, err
-				}
-				o.Start, haveStart = t, true
-			case "TZOFFSETFROM":
-				off, err := parseUTCOffset(p.Value)
-				if err != nil {
-					return ids, nil, err
-				}
-				o.From, fromSet = off, true
-			case "TZOFFSETTO":
-				off, err := parseUTCOffset(p.Value)
-				if err != nil {
-					return ids, nil, err
-				}
-				o.To, haveTo = off, true
-			case "RRULE":
-				rule = p.Value
-			case "RDATE":
-				for _, v := range strings.Split(p.Value, ",") {
-					if i := strings.IndexByte(v, '/'); i >= 0 {
-						v = v[:i]
-					}
-					t, err := parseWall(v)
-					if err == nil {
-						o.RDates = append(o.RDates, t)
-					}
-				}
-			}
-		}
-		if !haveStart || !haveTo {
-			return ids, nil, errors.New("VTIMEZONE observance without DTSTART or TZOFFSETTO")
-		}
-		if !fromSet {
-			o.From = o.To
-		}
-		if rule != "" {
-			opt, err := parseRRule(rule)
-			if err != nil {
-				return ids, nil, err
-			}
-			opt.Dtstart = o.Start
-			if o.Start.Year() < 1900 && opt.Count == 0 && opt.Interval <= 1 {
-				// Outlook starts its rules in 1601; rrule-go measures spans
-				// as time.Duration, which overflows after 292 years. A rule
-				// without COUNT or INTERVAL yields the same onsets from 1900.
-				opt.Dtstart = time.Date(1900, o.Start.Month(), o.Start.Day(), o.Start.Hour(), o.Start.Minute(), o.Start.Second(), 0, time.UTC)
-			}
-			if !opt.Until.IsZero() {
-				// UNTIL is UTC; compare it as wall clock in the old offset.
-				opt.Until = opt.Until.Add(time.Duration(o.From) * time.Second)
-			}
-			o.Rule = opt
+		o, err := parseObservance(props)
+		if err != nil {
+			return ids, nil, err
 		}
 		obs = append(obs, o)
 	}
@@ -104,6 +46,67 @@ func parseVTimezone(c ical.Component) ([]string, *tz.Definition, error) {
 		return ids, nil, errors.New("VTIMEZONE without STANDARD or DAYLIGHT")
 	}
 	return ids, tz.NewDefinition(ids[0], obs), nil
+}
+
+// parseObservance reads a STANDARD or DAYLIGHT block.
+func parseObservance(props []ical.IANAProperty) (tz.Observance, error) {
+	var o tz.Observance
+	var haveStart, haveTo bool
+	var rule string
+	fromSet := false
+	for _, p := range props {
+		var err error
+		switch p.IANAToken {
+		case "DTSTART":
+			o.Start, err = parseWall(p.Value)
+			haveStart = err == nil
+		case "TZOFFSETFROM":
+			o.From, err = parseUTCOffset(p.Value)
+			fromSet = err == nil
+		case "TZOFFSETTO":
+			o.To, err = parseUTCOffset(p.Value)
+			haveTo = err == nil
+		case "RRULE":
+			rule = p.Value
+		case "RDATE":
+			for _, v := range strings.Split(p.Value, ",") {
+				if i := strings.IndexByte(v, '/'); i >= 0 {
+					v = v[:i]
+				}
+				if t, err := parseWall(v); err == nil {
+					o.RDates = append(o.RDates, t)
+				}
+			}
+		}
+		if err != nil {
+			return o, err
+		}
+	}
+	if !haveStart || !haveTo {
+		return o, errors.New("VTIMEZONE observance without DTSTART or TZOFFSETTO")
+	}
+	if !fromSet {
+		o.From = o.To
+	}
+	if rule != "" {
+		opt, err := parseRRule(rule)
+		if err != nil {
+			return o, err
+		}
+		opt.Dtstart = o.Start
+		if o.Start.Year() < 1900 && opt.Count == 0 && opt.Interval <= 1 {
+			// Outlook starts its rules in 1601; rrule-go measures spans
+			// as time.Duration, which overflows after 292 years. A rule
+			// without COUNT or INTERVAL yields the same onsets from 1900.
+			opt.Dtstart = time.Date(1900, o.Start.Month(), o.Start.Day(), o.Start.Hour(), o.Start.Minute(), o.Start.Second(), 0, time.UTC)
+		}
+		if !opt.Until.IsZero() {
+			// UNTIL is UTC; compare it as wall clock in the old offset.
+			opt.Until = opt.Until.Add(time.Duration(o.From) * time.Second)
+		}
+		o.Rule = opt
+	}
+	return o, nil
 }
 
 // parseWall reads a DATE-TIME (or DATE) as wall-clock fields in UTC.

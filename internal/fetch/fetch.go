@@ -162,6 +162,35 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 	default:
 		return nil, &Error{Kind: Rejected, Msg: fmt.Sprintf("unsupported URL scheme %q", u.Scheme)}
 	}
+	hreq, err := newRequest(ctx, u, req)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := f.Client.Do(hreq)
+	if err != nil {
+		msg := "cannot reach the feed server"
+		if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
+			msg = "the feed server did not answer in time"
+		}
+		return nil, &Error{Kind: Unreachable, Msg: msg, Err: stripURL(err)}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return answer(resp, req)
+	}
+	body, err := f.readBody(resp)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.accept(body); err != nil {
+		return nil, err
+	}
+	return &Response{Body: body, ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified"), BodyHash: hashBody(body)}, nil
+}
+
+// newRequest is the GET of a feed: who we are, what we accept, the
+// subscription's headers and credentials, and the validators.
+func newRequest(ctx context.Context, u *url.URL, req Request) (*http.Request, error) {
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, &Error{Kind: Rejected, Msg: "invalid feed URL"}
@@ -180,17 +209,13 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 	if req.LastModified != "" {
 		hreq.Header.Set("If-Modified-Since", req.LastModified)
 	}
-	resp, err := f.Client.Do(hreq)
-	if err != nil {
-		msg := "cannot reach the feed server"
-		if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
-			msg = "the feed server did not answer in time"
-		}
-		return nil, &Error{Kind: Unreachable, Msg: msg, Err: stripURL(err)}
-	}
-	defer resp.Body.Close()
-	code := resp.StatusCode
-	switch {
+	return hreq, nil
+}
+
+// answer sorts an answer other than 200: not modified, or a failure of its
+// kind.
+func answer(resp *http.Response, req Request) (*Response, error) {
+	switch code := resp.StatusCode; {
 	case code == http.StatusNotModified:
 		return &Response{NotModified: true, ETag: req.ETag, LastModified: req.LastModified}, nil
 	case code == http.StatusTooManyRequests || code == http.StatusRequestTimeout || code >= 500:
@@ -204,9 +229,14 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 			Msg: fmt.Sprintf("the feed is not there (%s) — check the URL", resp.Status)}
 	case code >= 400:
 		return nil, &Error{Kind: Rejected, StatusCode: code, Msg: fmt.Sprintf("the feed server answered %s", resp.Status)}
-	case code != http.StatusOK:
+	default:
 		return nil, &Error{Kind: Rejected, StatusCode: code, Msg: fmt.Sprintf("unexpected answer %s", resp.Status)}
 	}
+}
+
+// readBody reads a 200 answer's body within the size cap, un-gzipping it
+// when it is ours to.
+func (f *Fetcher) readBody(resp *http.Response) ([]byte, error) {
 	limit := f.limit()
 	if resp.ContentLength > limit && !resp.Uncompressed && resp.Header.Get("Content-Encoding") == "" {
 		return nil, tooLarge(limit)
@@ -223,14 +253,7 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 		defer zr.Close()
 		r = zr
 	}
-	body, err := f.readCapped(r)
-	if err != nil {
-		return nil, err
-	}
-	if err := f.accept(body); err != nil {
-		return nil, err
-	}
-	return &Response{Body: body, ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified"), BodyHash: hashBody(body)}, nil
+	return f.readCapped(r)
 }
 
 func isTimeout(err error) bool {

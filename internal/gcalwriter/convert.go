@@ -4,6 +4,7 @@
 // errors in one place (Classify), retries within a budget (Backoff), defers
 // what Google throttles behind a per-account window it remembers across
 // restarts, and persists every successful write at once through a callback.
+// One Writer serves one Google account: Pool holds them.
 package gcalwriter
 
 import (

@@ -419,54 +419,66 @@ func (w *Writer) call(br *batchRun, bud *budget, kind requestKind, fn func(ctx c
 		if br.ctx.Err() != nil {
 			return errStopped
 		}
-		c := ClassifyAt(err, now)
-		w.o.Observer.Response(w.o.Account, string(c.Class))
-		br.update(func(r *calsyncd.WriteResult) {
-			if r.ByClass == nil {
-				r.ByClass = map[calsyncd.ErrorClass]int{}
-			}
-			r.ByClass[c.Class]++
-		})
-		switch c.Class {
-		case calsyncd.ClassRateLimited:
-			w.pacer.RateLimited(slot.Start)
-		case calsyncd.ClassTransient:
-		case calsyncd.ClassUsageLimited:
-			// The account is read-only for hours: retrying would only
-			// prolong it.
-			w.openWindow(br.ctx, c)
-			return errThrottled
-		case calsyncd.ClassAuth:
-			if c.Code == 401 && !bud.reauthed {
-				// Once more, with whatever token the source has now.
-				bud.reauthed = true
-				br.update(func(r *calsyncd.WriteResult) { r.Retries++ })
-				w.o.Observer.Retry(w.o.Account)
-				continue
-			}
-			return err
-		default:
+		wait, err := w.failed(br, bud, slot, err, now)
+		if err != nil {
 			return err
 		}
-		bud.attempts++
-		wait := Backoff(w.o.RetryBase, w.o.RetryCap, bud.attempts, w.jitter(), c.RetryAfter)
-		if bud.attempts >= w.o.MaxAttempts || bud.waited+wait > w.o.MaxRetryWait {
-			if c.Class == calsyncd.ClassRateLimited {
-				w.openWindow(br.ctx, c)
-				return errThrottled
+		if wait > 0 {
+			if serr := sleep(br.gate, w.clock, wait); serr != nil {
+				if stop := br.stopErr(); stop != nil {
+					return stop
+				}
+				return serr
 			}
-			return err
+			bud.waited += wait
 		}
-		if serr := sleep(br.gate, w.clock, wait); serr != nil {
-			if stop := br.stopErr(); stop != nil {
-				return stop
-			}
-			return serr
-		}
-		bud.waited += wait
 		br.update(func(r *calsyncd.WriteResult) { r.Retries++; r.Waited += wait })
 		w.o.Observer.Retry(w.o.Account)
 	}
+}
+
+// failed decides what a failed request leads to: sending it again after a
+// wait (none for a fresh token after a 401), within the write's budget, or
+// the error the write ends with (errThrottled once a rate limit spent the
+// budget, or at once for a usage limit).
+func (w *Writer) failed(br *batchRun, bud *budget, slot *Slot, err error, now time.Time) (time.Duration, error) {
+	c := ClassifyAt(err, now)
+	w.o.Observer.Response(w.o.Account, string(c.Class))
+	br.update(func(r *calsyncd.WriteResult) {
+		if r.ByClass == nil {
+			r.ByClass = map[calsyncd.ErrorClass]int{}
+		}
+		r.ByClass[c.Class]++
+	})
+	switch c.Class {
+	case calsyncd.ClassRateLimited:
+		w.pacer.RateLimited(slot.Start)
+	case calsyncd.ClassTransient:
+	case calsyncd.ClassUsageLimited:
+		// The account is read-only for hours: retrying would only
+		// prolong it.
+		w.openWindow(br.ctx, c)
+		return 0, errThrottled
+	case calsyncd.ClassAuth:
+		if c.Code == 401 && !bud.reauthed {
+			// Once more at once, with whatever token the source has now.
+			bud.reauthed = true
+			return 0, nil
+		}
+		return 0, err
+	default:
+		return 0, err
+	}
+	bud.attempts++
+	wait := Backoff(w.o.RetryBase, w.o.RetryCap, bud.attempts, w.jitter(), c.RetryAfter)
+	if bud.attempts >= w.o.MaxAttempts || bud.waited+wait > w.o.MaxRetryWait {
+		if c.Class == calsyncd.ClassRateLimited {
+			w.openWindow(br.ctx, c)
+			return 0, errThrottled
+		}
+		return 0, err
+	}
+	return wait, nil
 }
 
 // requestKind tells call whether a request spends the write quota.

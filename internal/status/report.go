@@ -148,59 +148,87 @@ func Build(ctx context.Context, src Source, cfg *config.Config, sched Scheduler,
 		}
 	}
 	for _, id := range order {
-		sub, inConfig := cfg.Subscription(id)
 		st, seen := known[id]
-		s := Subscription{ID: id, InConfig: inConfig, State: calsyncd.StateActive, Rejected: []Rejection{}, Notes: []string{}}
-		if inConfig {
-			s.Feed, s.Calendar, s.Account = config.RedactURL(sub.URL), sub.Calendar, sub.AccountName()
-		}
-		if seen {
-			s.Calendar, s.Account, s.State = st.Calendar, st.Account, st.State
-			s.ConsecutiveErrors, s.HeldDeletes = st.ConsecutiveErrors, st.HeldDeletes
-			s.Notes = append(s.Notes, st.Notes...)
-			if st.LastErrorClass != "" {
-				s.LastError = &ErrorReport{Class: st.LastErrorClass, Message: Explain(st.LastErrorClass), Detail: st.LastError}
-			}
-			if s.EventsMapped, err = src.CountMappings(ctx, id); err != nil {
-				return nil, err
-			}
-			rejs, err := src.Rejections(ctx, id)
-			if err != nil {
-				return nil, err
-			}
-			for _, r := range rejs {
-				s.Rejected = append(s.Rejected, Rejection{UID: r.Key.UID, RecurrenceID: r.Key.RecurrenceID, Reason: r.Reason, At: r.At})
-			}
-			runs, err := src.Runs(ctx, id, historyLen)
-			if err != nil {
-				return nil, err
-			}
-			for i := len(runs) - 1; i >= 0; i-- {
-				s.History = append(s.History, RunOf(runs[i]))
-			}
-			if len(runs) > 0 {
-				last := RunOf(runs[0])
-				s.LastRun = &last
-			}
-			if !st.NextRunAt.IsZero() {
-				t := st.NextRunAt
-				s.NextRun = &t
-			}
-		}
-		if !inConfig {
-			s.Notes = append(s.Notes, "removed from the configuration; its events stay in Google unless sync.prune_on_remove is set")
-		}
-		if sched != nil {
-			if t := sched.NextRun(id); !t.IsZero() {
-				s.NextRun = &t
-			}
-		}
-		if s.HeldDeletes > 0 {
-			s.Notes = append(s.Notes, fmt.Sprintf("%d deletes held by the mass-delete guard: run `calsyncd sync --allow-deletes %s` if the feed really lost these events", s.HeldDeletes, id))
+		s, err := subscriptionStatus(ctx, src, cfg, sched, id, st, seen)
+		if err != nil {
+			return nil, err
 		}
 		rep.Subscriptions = append(rep.Subscriptions, s)
 	}
+	if rep.Accounts, err = accountStatus(ctx, src, cfg, pacers, now); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
 
+// subscriptionStatus is one subscription's status: as configured, as the
+// database remembers it (seen), and as the scheduler plans it.
+func subscriptionStatus(ctx context.Context, src Source, cfg *config.Config, sched Scheduler, id string,
+	st calsyncd.SubscriptionState, seen bool) (Subscription, error) {
+	sub, inConfig := cfg.Subscription(id)
+	s := Subscription{ID: id, InConfig: inConfig, State: calsyncd.StateActive, Rejected: []Rejection{}, Notes: []string{}}
+	if inConfig {
+		s.Feed, s.Calendar, s.Account = config.RedactURL(sub.URL), sub.Calendar, sub.AccountName()
+	}
+	if seen {
+		if err := fromStore(ctx, src, &s, st); err != nil {
+			return s, err
+		}
+	}
+	if !inConfig {
+		s.Notes = append(s.Notes, "removed from the configuration; its events stay in Google unless sync.prune_on_remove is set")
+	}
+	if sched != nil {
+		if t := sched.NextRun(id); !t.IsZero() {
+			s.NextRun = &t
+		}
+	}
+	if s.HeldDeletes > 0 {
+		s.Notes = append(s.Notes, fmt.Sprintf("%d deletes held by the mass-delete guard: run `calsyncd sync --allow-deletes %s` if the feed really lost these events", s.HeldDeletes, id))
+	}
+	return s, nil
+}
+
+// fromStore fills in what the database remembers of a subscription.
+func fromStore(ctx context.Context, src Source, s *Subscription, st calsyncd.SubscriptionState) error {
+	s.Calendar, s.Account, s.State = st.Calendar, st.Account, st.State
+	s.ConsecutiveErrors, s.HeldDeletes = st.ConsecutiveErrors, st.HeldDeletes
+	s.Notes = append(s.Notes, st.Notes...)
+	if st.LastErrorClass != "" {
+		s.LastError = &ErrorReport{Class: st.LastErrorClass, Message: Explain(st.LastErrorClass), Detail: st.LastError}
+	}
+	var err error
+	if s.EventsMapped, err = src.CountMappings(ctx, st.ID); err != nil {
+		return err
+	}
+	rejs, err := src.Rejections(ctx, st.ID)
+	if err != nil {
+		return err
+	}
+	for _, r := range rejs {
+		s.Rejected = append(s.Rejected, Rejection{UID: r.Key.UID, RecurrenceID: r.Key.RecurrenceID, Reason: r.Reason, At: r.At})
+	}
+	runs, err := src.Runs(ctx, st.ID, historyLen)
+	if err != nil {
+		return err
+	}
+	for i := len(runs) - 1; i >= 0; i-- {
+		s.History = append(s.History, RunOf(runs[i]))
+	}
+	if len(runs) > 0 {
+		last := RunOf(runs[0])
+		s.LastRun = &last
+	}
+	if !st.NextRunAt.IsZero() {
+		t := st.NextRunAt
+		s.NextRun = &t
+	}
+	return nil
+}
+
+// accountStatus is every account's pacing state: configured, remembered
+// in the database, live in the daemon's pacers, and its lease.
+func accountStatus(ctx context.Context, src Source, cfg *config.Config, pacers []Pacer, now time.Time) ([]Account, error) {
 	accounts := map[string]*Account{}
 	for _, name := range cfg.AccountNames() {
 		accounts[name] = &Account{Name: name, SpacingMS: cfg.Writer.Spacing.D().Milliseconds()}
@@ -241,17 +269,16 @@ func Build(ctx context.Context, src Source, cfg *config.Config, sched Scheduler,
 		return nil, err
 	}
 	for _, l := range leases {
-		acc := accounts[l.Account]
-		if acc == nil {
-			continue
+		if acc := accounts[l.Account]; acc != nil {
+			acc.Lease = &Lease{Owner: l.Owner, ExpiresAt: l.ExpiresAt, Expired: !l.HeldAt(now)}
 		}
-		acc.Lease = &Lease{Owner: l.Owner, ExpiresAt: l.ExpiresAt, Expired: !l.HeldAt(now)}
 	}
+	out := make([]Account, 0, len(accounts))
 	for _, a := range accounts {
-		rep.Accounts = append(rep.Accounts, *a)
+		out = append(out, *a)
 	}
-	sort.Slice(rep.Accounts, func(i, j int) bool { return rep.Accounts[i].Name < rep.Accounts[j].Name })
-	return rep, nil
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
 }
 
 // RunOf is a stored run as status shows it.

@@ -20,8 +20,6 @@ import (
 type DaemonStore interface {
 	Subscription(ctx context.Context, id string) (calsyncd.SubscriptionState, error)
 	Subscriptions(ctx context.Context) ([]calsyncd.SubscriptionState, error)
-	Mappings(ctx context.Context, subscriptionID string) ([]calsyncd.Mapping, error)
-	DeleteMapping(ctx context.Context, subscriptionID string, k calsyncd.Key) error
 	DeleteSubscription(ctx context.Context, id string) error
 	SetNextRun(ctx context.Context, id string, at time.Time) error
 }

@@ -1,6 +1,8 @@
-// Package subscription runs subscriptions: one sync is fetch → parse →
-// diff → write → record; the state machine decides between ACTIVE and
-// ERROR; the scheduler runs every subscription on its cadence.
+// Package subscription runs subscriptions: one sync is a pass through
+// explicit stages (pass.go: fetch, parse, reconcile when due, shape, plan,
+// guard, apply, settle); the state machine decides between ACTIVE and
+// ERROR; Once starts every run under its account's lease; the daemon runs
+// every subscription on its cadence.
 package subscription
 
 import (
