@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/status"
-	"github.com/calsyncd/calsyncd/internal/store"
 )
 
 // envPromtool makes a missing promtool a failure; .ci/run sets it.
@@ -34,8 +34,8 @@ func TestPrometheusRules(t *testing.T) {
 
 type oneSubscription struct{}
 
-func (oneSubscription) Subscriptions(context.Context) ([]store.SubscriptionState, error) {
-	return []store.SubscriptionState{{ID: "team", State: store.StateActive}}, nil
+func (oneSubscription) Subscriptions(context.Context) ([]calsyncd.SubscriptionState, error) {
+	return []calsyncd.SubscriptionState{{ID: "team", State: calsyncd.StateActive}}, nil
 }
 
 func (oneSubscription) LastSuccess(context.Context, string) (time.Time, error) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/calsyncd/calsyncd/internal/config"
 	"github.com/calsyncd/calsyncd/internal/feed"
+	"github.com/calsyncd/calsyncd/internal/fetch"
 	"github.com/calsyncd/calsyncd/internal/gcalwriter"
 	"github.com/calsyncd/calsyncd/internal/googleauth"
 	"github.com/calsyncd/calsyncd/internal/status"
@@ -28,20 +29,19 @@ type app struct {
 
 	metrics *status.Metrics // nil outside the daemon
 
-	mu      sync.Mutex
-	cfg     *config.Config
-	writers map[string]*gcalwriter.Writer
+	writers *gcalwriter.Pool
+
+	mu  sync.Mutex
+	cfg *config.Config
 }
 
 // pacers reports the live pacing state of every account with a writer.
 func (a *app) pacers() []status.Pacer {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	out := make([]status.Pacer, 0, len(a.writers))
-	for _, w := range a.writers {
-		st := w.State()
+	states := a.writers.States()
+	out := make([]status.Pacer, 0, len(states))
+	for _, st := range states {
 		out = append(out, status.Pacer{Account: st.Account, Spacing: st.Spacing, ThrottleUntil: st.ThrottleUntil,
-			ThrottleClass: string(st.ThrottleClass)})
+			ThrottleClass: st.ThrottleClass})
 	}
 	return out
 }
@@ -56,15 +56,16 @@ func (a *app) config() *config.Config {
 // whose settings changed are dropped, so the next run builds them anew.
 func (a *app) setConfig(cfg *config.Config) {
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	for name := range a.writers {
-		oldAcct, _ := a.cfg.AccountByName(name)
-		newAcct, ok := cfg.AccountByName(name)
-		if !ok || oldAcct != newAcct || a.cfg.Writer != cfg.Writer {
-			delete(a.writers, name)
-		}
-	}
+	old := a.cfg
 	a.cfg = cfg
+	a.mu.Unlock()
+	// Not under a.mu: the pool calls back into a.config while it opens an
+	// account.
+	a.writers.Retain(func(name string) bool {
+		oldAcct, _ := old.AccountByName(name)
+		newAcct, ok := cfg.AccountByName(name)
+		return ok && oldAcct == newAcct && old.Writer == cfg.Writer
+	})
 }
 
 func newLogger(w io.Writer, c config.Log) *slog.Logger {
@@ -94,14 +95,21 @@ func openApp(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, e
 	if err != nil {
 		return nil, err
 	}
-	feed.Version = version
-	a := &app{cfg: cfg, log: log, store: st, writers: map[string]*gcalwriter.Writer{}}
+	fetch.Version = version
+	a := &app{cfg: cfg, log: log, store: st}
+	a.writers = gcalwriter.NewPool(func(ctx context.Context, account string) (*calendar.Service, string, error) {
+		return newCalendarService(ctx, a.config(), account, log)
+	}, a.writerOptions)
 	a.runner = &subscription.Runner{
 		Config:  cfg,
 		Store:   st,
-		Fetcher: feed.NewFetcher(cfg.Feed.ConnectTimeout.D(), cfg.Feed.Timeout.D(), int64(cfg.Feed.MaxSize)),
+		Fetcher: fetch.NewFetcher(cfg.Feed.ConnectTimeout.D(), cfg.Feed.Timeout.D(), int64(cfg.Feed.MaxSize), feed.CheckBody),
 		Writer: func(account string) (subscription.Writer, error) {
-			return a.writer(ctx, account)
+			w, err := a.writers.Writer(ctx, account)
+			if err != nil {
+				return nil, err
+			}
+			return w, nil
 		},
 		Locker: subscription.FileLocker{Dir: filepath.Join(cfg.StateDir, "locks")},
 		Log:    log,
@@ -111,30 +119,14 @@ func openApp(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, e
 
 func (a *app) Close() error { return a.store.Close() }
 
-// writer returns the account's writer, creating it on first use so that a
-// subscription whose account is broken fails alone.
-func (a *app) writer(ctx context.Context, account string) (*gcalwriter.Writer, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if w, ok := a.writers[account]; ok {
-		return w, nil
-	}
-	svc, quotaUser, err := newCalendarService(ctx, a.cfg, account, a.log)
-	if err != nil {
-		return nil, err
-	}
-	var obs gcalwriter.Observer
+// writerOptions are an account's writer settings, as configured.
+func (a *app) writerOptions(account string) gcalwriter.Options {
+	o := a.config().Writer.Options()
+	o.Logger, o.Memory = a.log.With("account", account), a.store
 	if a.metrics != nil {
-		obs = a.metrics
+		o.Observer = a.metrics
 	}
-	w := gcalwriter.New(svc, gcalwriter.Options{Logger: a.log.With("account", account), Account: account, Memory: a.store,
-		Observer: obs, QuotaUser: quotaUser,
-		Concurrency: a.cfg.Writer.Concurrency, Spacing: a.cfg.Writer.Spacing.D(), MaxSpacing: a.cfg.Writer.MaxSpacing.D(),
-		MaxAttempts: a.cfg.Writer.MaxAttempts, MaxRetryWait: a.cfg.Writer.MaxRetryWait.D(), BackfillShare: a.cfg.Writer.BackfillShare,
-		BackfillThreshold: a.cfg.Writer.BackfillThreshold, RequestTimeout: a.cfg.Writer.RequestTimeout.D(),
-		RateWindow: a.cfg.Writer.ThrottleWindow.D(), RateWindowCap: a.cfg.Writer.ThrottleWindowMax.D()})
-	a.writers[account] = w
-	return w, nil
+	return o
 }
 
 // newCalendarService builds the Google client for an account. With an

@@ -43,39 +43,12 @@ func (c *demoCommand) Run(ctx context.Context, args []string) error {
 	}
 	log := newLogger(c.m.Stderr, config.Log{Format: *logFormat, Level: "info"})
 
-	// The emulator and the sample feeds share one loopback server.
-	fake := gcalfake.New(gcalfake.Options{})
-	feeds, err := demo.NewFeeds(time.Now())
+	fake, feeds, base, stop, err := startDemoBackend()
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	mux := http.NewServeMux()
-	mux.Handle(gcalfake.BasePath, fake)
-	mux.Handle("GET /feeds/", feeds)
-	backend := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go backend.Serve(ln)
-	defer backend.Shutdown(context.WithoutCancel(ctx))
-	base := "http://" + ln.Addr().String()
-
-	cfg := config.Default()
-	cfg.StateDir = dir
-	cfg.Google.Endpoint = base + gcalfake.BasePath
-	// Quicker than production so the story fits in seconds: pacing, the
-	// retry budget and the throttle window are shortened.
-	cfg.Writer.Spacing = config.Duration(40 * time.Millisecond)
-	cfg.Writer.MaxRetryWait = config.Duration(3 * time.Second)
-	cfg.Writer.ThrottleWindow = config.Duration(2 * time.Second)
-	cfg.Writer.ThrottleWindowMax = config.Duration(10 * time.Second)
-	for _, name := range []string{"team.ics", "outlook.ics", "holidays.ics"} {
-		id := strings.TrimSuffix(name, ".ics")
-		cal := id + "@demo.calsyncd.invalid"
-		fake.AddCalendar(cal, "Europe/Berlin")
-		cfg.Subscriptions = append(cfg.Subscriptions, config.Subscription{ID: id, URL: base + "/feeds/" + name, Calendar: cal})
-	}
+	defer stop(context.WithoutCancel(ctx))
+	cfg := demoConfig(dir, base, fake)
 
 	a, err := openApp(ctx, cfg, log)
 	if err != nil {
@@ -108,14 +81,7 @@ func (c *demoCommand) Run(ctx context.Context, args []string) error {
 		Sync: func(ctx context.Context, sub config.Subscription) (subscription.Report, error) {
 			return a.runner.Sync(ctx, sub, subscription.Options{})
 		},
-		ThrottledUntil: func() time.Time {
-			for _, p := range a.pacers() {
-				if p.Account == config.DefaultAccount {
-					return p.ThrottleUntil
-				}
-			}
-			return time.Time{}
-		},
+		ThrottledUntil: func() time.Time { return a.throttledUntil(config.DefaultAccount) },
 	}
 	storyErr := story.Run(ctx)
 	if storyErr == nil {
@@ -134,4 +100,56 @@ func (c *demoCommand) Run(ctx context.Context, args []string) error {
 		return storyErr
 	}
 	return nil
+}
+
+// startDemoBackend serves the emulator and the sample feeds on one
+// loopback server; base is its URL.
+func startDemoBackend() (*gcalfake.Server, *demo.Feeds, string, func(context.Context) error, error) {
+	fake := gcalfake.New(gcalfake.Options{})
+	feeds, err := demo.NewFeeds(time.Now())
+	if err != nil {
+		return nil, nil, "", nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, nil, "", nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle(gcalfake.BasePath, fake)
+	mux.Handle("GET /feeds/", feeds)
+	backend := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go backend.Serve(ln)
+	return fake, feeds, "http://" + ln.Addr().String(), backend.Shutdown, nil
+}
+
+// demoConfig is the demo's configuration: the emulator as Google, one
+// subscription per sample feed, each with a calendar of its own.
+func demoConfig(dir, base string, fake *gcalfake.Server) *config.Config {
+	cfg := config.Default()
+	cfg.StateDir = dir
+	cfg.Google.Endpoint = base + gcalfake.BasePath
+	// Quicker than production so the story fits in seconds: pacing, the
+	// retry budget and the throttle window are shortened.
+	cfg.Writer.Spacing = config.Duration(40 * time.Millisecond)
+	cfg.Writer.MaxRetryWait = config.Duration(3 * time.Second)
+	cfg.Writer.ThrottleWindow = config.Duration(2 * time.Second)
+	cfg.Writer.ThrottleWindowMax = config.Duration(10 * time.Second)
+	for _, name := range []string{"team.ics", "outlook.ics", "holidays.ics"} {
+		id := strings.TrimSuffix(name, ".ics")
+		cal := id + "@demo.calsyncd.invalid"
+		fake.AddCalendar(cal, "Europe/Berlin")
+		cfg.Subscriptions = append(cfg.Subscriptions, config.Subscription{ID: id, URL: base + "/feeds/" + name, Calendar: cal})
+	}
+	return cfg
+}
+
+// throttledUntil is when the account's throttle window closes (zero: none
+// is open, or the account has no writer yet).
+func (a *app) throttledUntil(account string) time.Time {
+	for _, p := range a.pacers() {
+		if p.Account == account {
+			return p.ThrottleUntil
+		}
+	}
+	return time.Time{}
 }

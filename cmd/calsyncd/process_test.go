@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/gcalfake"
 	"github.com/calsyncd/calsyncd/internal/gcalwriter"
 	"github.com/calsyncd/calsyncd/internal/store"
@@ -269,7 +270,7 @@ func TestSIGTERMFinishesInFlightWritesAndExitsZero(t *testing.T) {
 		t.Errorf("all %d events were written: SIGTERM did not interrupt the run, so the test proved nothing", n)
 	}
 	runs, _ := st.Runs(context.Background(), "team", 1)
-	if len(runs) != 1 || runs[0].Outcome != store.OutcomeDeferred || runs[0].FinishedAt.IsZero() {
+	if len(runs) != 1 || runs[0].Outcome != calsyncd.OutcomeDeferred || runs[0].FinishedAt.IsZero() {
 		t.Errorf("interrupted run recorded as %+v, want a finished deferred run", runs)
 	}
 	if !strings.Contains(out.String(), "calsyncd stopped") {

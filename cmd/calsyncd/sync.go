@@ -6,16 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
-	"net/url"
-	"sync"
 	"text/tabwriter"
-	"time"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/config"
 	"github.com/calsyncd/calsyncd/internal/status"
-	"github.com/calsyncd/calsyncd/internal/store"
 	"github.com/calsyncd/calsyncd/internal/subscription"
 )
 
@@ -51,51 +46,17 @@ func (c *syncCommand) Run(ctx context.Context, args []string) error {
 	}
 	defer a.Close()
 
-	// Take the accounts' leases like a replica would, so a one-shot sync
-	// never paces an account alongside a running daemon.
-	keeper := subscription.NewLeaseKeeper(a.store, subscription.NewOwner(), cfg.Store.LeaseTTL.D(), log)
-	accounts := map[string]bool{}
-	holders := map[string]string{}
-	for _, s := range subs {
-		acct := s.AccountName()
-		if _, done := accounts[acct]; done {
-			continue
-		}
-		ok, holder, err := keeper.Acquire(ctx, acct)
-		if err != nil {
-			return err
-		}
-		accounts[acct] = ok
-		holders[acct] = holder.Owner
+	// The runs take the accounts' leases like a replica would, so a
+	// one-shot sync never paces an account alongside a running daemon.
+	once := subscription.Once{Runner: a.runner, Leases: subscription.NewLeaseKeeper(a.store, subscription.NewOwner(), cfg.Store.LeaseTTL.D(), log)}
+	results, err := once.All(ctx, subs, subscription.Options{AllowDeletes: *allowDeletes, Reconcile: *reconcile})
+	if err != nil {
+		return err
 	}
-	var held []string
-	for acct, ok := range accounts {
-		if ok {
-			held = append(held, acct)
-		}
+	reports := make([]subscription.Report, len(results))
+	for i, res := range results {
+		reports[i] = res.Report
 	}
-	keepCtx, stopKeeping := context.WithCancel(ctx)
-	go keeper.Keep(keepCtx, func() []string { return held })
-	defer func() {
-		stopKeeping()
-		keeper.Release(context.WithoutCancel(ctx))
-	}()
-
-	reports := make([]subscription.Report, len(subs))
-	errs := make([]error, len(subs))
-	var wg sync.WaitGroup
-	for i, sub := range subs {
-		if !accounts[sub.AccountName()] {
-			errs[i] = fmt.Errorf("%w %s (%s)", subscription.ErrLeaseHeld, sub.AccountName(), holders[sub.AccountName()])
-			continue
-		}
-		wg.Go(func() {
-			runCtx, cancel := keeper.Bind(ctx, sub.AccountName())
-			defer cancel()
-			reports[i], errs[i] = a.runner.Sync(runCtx, sub, subscription.Options{AllowDeletes: *allowDeletes, Reconcile: *reconcile})
-		})
-	}
-	wg.Wait()
 
 	if *asJSON {
 		err = writeSyncJSON(c.m.Stdout, reports)
@@ -106,30 +67,8 @@ func (c *syncCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	failed := 0
-	for i, rep := range reports {
-		if errors.Is(errs[i], subscription.ErrBusy) {
-			fmt.Fprintf(c.m.Stderr, "calsyncd: %s: already being synced by another process; skipped\n", subs[i].ID)
-			continue
-		}
-		if errors.Is(errs[i], subscription.ErrLeaseHeld) {
-			// A daemon holds the account: ask it to run the sync instead.
-			if runID, err := handOff(ctx, cfg, subs[i].ID); err == nil {
-				fmt.Fprintf(c.m.Stderr, "calsyncd: %s: a running daemon holds its account; handed the sync to it as run %d (see calsyncd status)\n", subs[i].ID, runID)
-				continue
-			} else {
-				fmt.Fprintf(c.m.Stderr, "calsyncd: %s: %v, and the daemon's status endpoint did not take the sync: %v\n", subs[i].ID, errs[i], err)
-				failed++
-				continue
-			}
-		}
-		if errs[i] != nil {
-			fmt.Fprintf(c.m.Stderr, "calsyncd: %s: %v\n", subs[i].ID, errs[i])
-			failed++
-			continue
-		}
-		// Deferred is fine (Google will take the rest later); a failed run
-		// or an ERROR subscription is not.
-		if rep.State != store.StateActive || rep.Run.Outcome == store.OutcomeFailed {
+	for i, res := range results {
+		if !c.succeeded(ctx, cfg, subs[i].ID, res) {
 			failed++
 		}
 	}
@@ -139,38 +78,30 @@ func (c *syncCommand) Run(ctx context.Context, args []string) error {
 	return nil
 }
 
-// handOff asks the daemon's status endpoint to run a subscription now.
-func handOff(ctx context.Context, cfg *config.Config, id string) (int64, error) {
-	host, port, err := net.SplitHostPort(cfg.Listen)
-	if err != nil {
-		return 0, err
+// succeeded says whether one subscription's sync counts as a success for
+// the exit code, telling stderr what happened to those that did not run.
+func (c *syncCommand) succeeded(ctx context.Context, cfg *config.Config, id string, res subscription.Result) bool {
+	switch err := res.Err; {
+	case errors.Is(err, subscription.ErrBusy):
+		fmt.Fprintf(c.m.Stderr, "calsyncd: %s: already being synced by another process; skipped\n", id)
+		return true
+	case errors.Is(err, subscription.ErrLeaseHeld):
+		// A daemon holds the account: ask it to run the sync instead.
+		runID, herr := status.HandOff(ctx, cfg.Listen, cfg.Status.Token, id)
+		if herr == nil {
+			fmt.Fprintf(c.m.Stderr, "calsyncd: %s: a running daemon holds its account; handed the sync to it as run %d (see calsyncd status)\n", id, runID)
+			return true
+		}
+		fmt.Fprintf(c.m.Stderr, "calsyncd: %s: %v, and the daemon's status endpoint did not take the sync: %v\n", id, err, herr)
+		return false
+	case err != nil:
+		fmt.Fprintf(c.m.Stderr, "calsyncd: %s: %v\n", id, err)
+		return false
 	}
-	if host == "" || host == "0.0.0.0" || host == "::" {
-		host = "127.0.0.1"
-	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+net.JoinHostPort(host, port)+"/subscriptions/"+url.PathEscape(id)+"/sync", nil)
-	if err != nil {
-		return 0, err
-	}
-	if cfg.Status.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+cfg.Status.Token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, fmt.Errorf("cannot reach it: %w", errors.Unwrap(err))
-	}
-	defer resp.Body.Close()
-	var body struct {
-		RunID int64  `json:"run_id"`
-		Error string `json:"error"`
-	}
-	_ = json.NewDecoder(resp.Body).Decode(&body)
-	if resp.StatusCode != http.StatusAccepted {
-		return 0, fmt.Errorf("it answered %s: %s", resp.Status, body.Error)
-	}
-	return body.RunID, nil
+	// Deferred is fine (Google will take the rest later); a failed run or
+	// an ERROR subscription is not.
+	rep := res.Report
+	return rep.State == calsyncd.StateActive && rep.Run.Outcome != calsyncd.OutcomeFailed
 }
 
 func selectSubscriptions(cfg *config.Config, ids []string) ([]config.Subscription, error) {
@@ -195,7 +126,7 @@ func selectSubscriptions(cfg *config.Config, ids []string) ([]config.Subscriptio
 // error have the shapes /status gives them.
 type syncResult struct {
 	Subscription      string              `json:"subscription"`
-	State             string              `json:"state"`
+	State             calsyncd.State      `json:"state"`
 	ConsecutiveErrors int                 `json:"consecutive_errors"`
 	Run               status.Run          `json:"run"`
 	Error             *status.ErrorReport `json:"error,omitempty"`

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/calsyncd/calsyncd/internal/gcalwriter"
 )
 
 // DefaultAccount is the name of the account described by the top-level
@@ -82,6 +84,34 @@ type Writer struct {
 	// rate limit spent a write's retries, doubling to ThrottleWindowMax.
 	ThrottleWindow    Duration `yaml:"throttle_window"`
 	ThrottleWindowMax Duration `yaml:"throttle_window_max"`
+	// RetryBase and RetryCap shape the wait before a write is sent again:
+	// RetryBase doubling with each retry, up to RetryCap (a Retry-After
+	// from Google is a floor).
+	RetryBase Duration `yaml:"retry_base"`
+	RetryCap  Duration `yaml:"retry_cap"`
+}
+
+// writerOf is the writer block for the writer's options.
+func writerOf(o gcalwriter.Options) Writer {
+	return Writer{
+		Concurrency: o.Concurrency, Spacing: Duration(o.Spacing), MaxSpacing: Duration(o.MaxSpacing),
+		MaxAttempts: o.MaxAttempts, MaxRetryWait: Duration(o.MaxRetryWait),
+		BackfillShare: o.BackfillShare, BackfillThreshold: o.BackfillThreshold, RequestTimeout: Duration(o.RequestTimeout),
+		ThrottleWindow: Duration(o.RateWindow), ThrottleWindowMax: Duration(o.RateWindowCap),
+		RetryBase: Duration(o.RetryBase), RetryCap: Duration(o.RetryCap),
+	}
+}
+
+// Options are the writer's options as configured; the caller adds the
+// account, its logger, memory and observer.
+func (w Writer) Options() gcalwriter.Options {
+	o := gcalwriter.DefaultOptions()
+	o.Concurrency, o.Spacing, o.MaxSpacing = w.Concurrency, w.Spacing.D(), w.MaxSpacing.D()
+	o.MaxAttempts, o.MaxRetryWait = w.MaxAttempts, w.MaxRetryWait.D()
+	o.BackfillShare, o.BackfillThreshold, o.RequestTimeout = w.BackfillShare, w.BackfillThreshold, w.RequestTimeout.D()
+	o.RateWindow, o.RateWindowCap = w.ThrottleWindow.D(), w.ThrottleWindowMax.D()
+	o.RetryBase, o.RetryCap = w.RetryBase.D(), w.RetryCap.D()
+	return o
 }
 
 // Feed configures fetching and parsing of feeds.
@@ -149,18 +179,7 @@ func Default() *Config {
 		Schedule: "@hourly",
 		Log:      Log{Format: "text", Level: "info"},
 		Store:    Store{Driver: "sqlite", LeaseTTL: Duration(60 * time.Second)},
-		Writer: Writer{
-			Concurrency:       2,
-			Spacing:           Duration(250 * time.Millisecond),
-			MaxSpacing:        Duration(5 * time.Second),
-			MaxAttempts:       5,
-			MaxRetryWait:      Duration(15 * time.Second),
-			BackfillShare:     0.75,
-			BackfillThreshold: 50,
-			RequestTimeout:    Duration(30 * time.Second),
-			ThrottleWindow:    Duration(30 * time.Second),
-			ThrottleWindowMax: Duration(15 * time.Minute),
-		},
+		Writer:   writerOf(gcalwriter.DefaultOptions()),
 		Feed: Feed{
 			MaxSize:        20 << 20,
 			Timeout:        Duration(60 * time.Second),

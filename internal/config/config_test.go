@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/calsyncd/calsyncd/internal/config"
+	"github.com/calsyncd/calsyncd/internal/gcalwriter"
 )
 
 func parse(t *testing.T, yaml string, env map[string]string) (*config.Config, error) {
@@ -111,6 +112,11 @@ func TestParseErrorsNameFileLineAndKey(t *testing.T) {
 			name:     "not a number",
 			yaml:     "writer:\n  concurrency: two\n",
 			wantLine: 2, wantKey: "writer.concurrency", wantMsg: `expected a whole number, got "two"`,
+		},
+		{
+			name:     "retry cap below its base",
+			yaml:     "writer:\n  retry_base: 2s\n  retry_cap: 1s\n",
+			wantLine: 3, wantKey: "writer.retry_cap", wantMsg: "must not be below writer.retry_base (2s)",
 		},
 		{
 			name:     "duplicate key",
@@ -231,5 +237,22 @@ func TestRedactURL(t *testing.T) {
 		if got := config.RedactURL(in); got != want {
 			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestWriterDefaultsAreTheWriters: the writer block's defaults are
+// gcalwriter's own, and the block turns back into exactly those options;
+// retry_base and retry_cap reach the writer.
+func TestWriterDefaultsAreTheWriters(t *testing.T) {
+	if got, want := config.Default().Writer.Options(), gcalwriter.DefaultOptions(); got != want {
+		t.Errorf("config's writer defaults give %+v, want gcalwriter.DefaultOptions %+v", got, want)
+	}
+	cfg, err := parse(t, "writer:\n  retry_base: 500ms\n  retry_cap: 8s\n  spacing: 100ms\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := cfg.Writer.Options()
+	if o.RetryBase != 500*time.Millisecond || o.RetryCap != 8*time.Second || o.Spacing != 100*time.Millisecond || o.MaxAttempts != 5 {
+		t.Errorf("options from the file: %+v", o)
 	}
 }

@@ -236,28 +236,10 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	}
 	switch v.Type() {
 	case durationType:
-		s, ok := d.scalar(n, path)
-		if !ok {
-			return
-		}
-		dur, err := ParseDuration(s)
-		if err != nil {
-			d.errorf(n.Line, path, "%v", err)
-			return
-		}
-		v.Set(reflect.ValueOf(dur))
+		d.decodeParsed(n, v, path, func(s string) (any, error) { return ParseDuration(s) })
 		return
 	case byteSizeType:
-		s, ok := d.scalar(n, path)
-		if !ok {
-			return
-		}
-		b, err := ParseByteSize(s)
-		if err != nil {
-			d.errorf(n.Line, path, "%v", err)
-			return
-		}
-		v.Set(reflect.ValueOf(b))
+		d.decodeParsed(n, v, path, func(s string) (any, error) { return ParseByteSize(s) })
 		return
 	}
 	switch v.Kind() {
@@ -269,71 +251,95 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	case reflect.Struct:
 		d.decodeStruct(n, v, path)
 	case reflect.Slice:
-		if n.Kind != yaml.SequenceNode {
-			d.errorf(n.Line, path, "expected a list")
-			return
-		}
-		sl := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
-		for i, item := range n.Content {
-			p := fmt.Sprintf("%s[%d]", path, i)
-			d.lines[p] = item.Line
-			d.decode(item, sl.Index(i), p)
-		}
-		v.Set(sl)
+		d.decodeSlice(n, v, path)
 	case reflect.Map:
-		if n.Kind != yaml.MappingNode {
-			d.errorf(n.Line, path, "expected a mapping of names to values")
-			return
-		}
-		m := reflect.MakeMap(v.Type())
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, val := n.Content[i], n.Content[i+1]
-			p := path + "." + k.Value
-			d.lines[p] = k.Line
-			if m.MapIndex(reflect.ValueOf(k.Value)).IsValid() {
-				d.errorf(k.Line, p, "duplicate key")
-				continue
-			}
-			ev := reflect.New(v.Type().Elem()).Elem()
-			d.decode(val, ev, p)
-			m.SetMapIndex(reflect.ValueOf(k.Value), ev)
-		}
-		v.Set(m)
-	case reflect.String:
+		d.decodeMap(n, v, path)
+	case reflect.String, reflect.Int, reflect.Int64, reflect.Float64, reflect.Bool:
 		if s, ok := d.scalar(n, path); ok {
-			v.SetString(s)
-		}
-	case reflect.Int, reflect.Int64:
-		if s, ok := d.scalar(n, path); ok {
-			i, err := strconv.ParseInt(s, 10, 64)
-			if err != nil {
-				d.errorf(n.Line, path, "expected a whole number, got %q", s)
-				return
-			}
-			v.SetInt(i)
-		}
-	case reflect.Float64:
-		if s, ok := d.scalar(n, path); ok {
-			f, err := strconv.ParseFloat(s, 64)
-			if err != nil {
-				d.errorf(n.Line, path, "expected a number, got %q", s)
-				return
-			}
-			v.SetFloat(f)
-		}
-	case reflect.Bool:
-		if s, ok := d.scalar(n, path); ok {
-			switch strings.ToLower(s) {
-			case "true", "yes", "on":
-				v.SetBool(true)
-			case "false", "no", "off":
-				v.SetBool(false)
-			default:
-				d.errorf(n.Line, path, "expected true or false, got %q", s)
-			}
+			d.decodeScalar(n, v, path, s)
 		}
 	default:
 		d.errorf(n.Line, path, "unsupported type %s", v.Type())
+	}
+}
+
+// decodeParsed sets v to what parse makes of the scalar n.
+func (d *decoder) decodeParsed(n *yaml.Node, v reflect.Value, path string, parse func(string) (any, error)) {
+	s, ok := d.scalar(n, path)
+	if !ok {
+		return
+	}
+	x, err := parse(s)
+	if err != nil {
+		d.errorf(n.Line, path, "%v", err)
+		return
+	}
+	v.Set(reflect.ValueOf(x))
+}
+
+func (d *decoder) decodeSlice(n *yaml.Node, v reflect.Value, path string) {
+	if n.Kind != yaml.SequenceNode {
+		d.errorf(n.Line, path, "expected a list")
+		return
+	}
+	sl := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+	for i, item := range n.Content {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		d.lines[p] = item.Line
+		d.decode(item, sl.Index(i), p)
+	}
+	v.Set(sl)
+}
+
+func (d *decoder) decodeMap(n *yaml.Node, v reflect.Value, path string) {
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n.Line, path, "expected a mapping of names to values")
+		return
+	}
+	m := reflect.MakeMap(v.Type())
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		p := path + "." + k.Value
+		d.lines[p] = k.Line
+		if m.MapIndex(reflect.ValueOf(k.Value)).IsValid() {
+			d.errorf(k.Line, p, "duplicate key")
+			continue
+		}
+		ev := reflect.New(v.Type().Elem()).Elem()
+		d.decode(val, ev, p)
+		m.SetMapIndex(reflect.ValueOf(k.Value), ev)
+	}
+	v.Set(m)
+}
+
+// decodeScalar sets a string, number or boolean from its text s.
+func (d *decoder) decodeScalar(n *yaml.Node, v reflect.Value, path, s string) {
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(s)
+	case reflect.Int, reflect.Int64:
+		i, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			d.errorf(n.Line, path, "expected a whole number, got %q", s)
+			return
+		}
+		v.SetInt(i)
+	case reflect.Float64:
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			d.errorf(n.Line, path, "expected a number, got %q", s)
+			return
+		}
+		v.SetFloat(f)
+	case reflect.Bool:
+		switch strings.ToLower(s) {
+		case "true", "yes", "on":
+			v.SetBool(true)
+		case "false", "no", "off":
+			v.SetBool(false)
+		default:
+			d.errorf(n.Line, path, "expected true or false, got %q", s)
+		}
 	}
 }
 

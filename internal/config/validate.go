@@ -21,12 +21,26 @@ var headerNamePattern = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 // as @hourly or @every 30m.
 var CronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
 
+// complaint records what is wrong with a key.
+type complaint func(key, format string, args ...any)
+
 func (c *Config) validate(d *decoder) Errors {
 	var errs Errors
 	bad := func(key, format string, args ...any) {
 		errs = append(errs, &Error{File: d.file, Line: d.line(key), Key: key, Msg: fmt.Sprintf(format, args...)})
 	}
+	c.validateDaemon(bad)
+	accounts := c.validateAccounts(bad)
+	c.validateWriter(bad)
+	c.validateFeedAndSync(bad)
+	c.validateSubscriptions(bad, accounts)
+	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Line < errs[j].Line })
+	return errs
+}
 
+// validateDaemon checks the process's own settings: state, schedule,
+// listen address, logs and store.
+func (c *Config) validateDaemon(bad complaint) {
 	if c.StateDir == "" {
 		bad("state_dir", "must not be empty")
 	}
@@ -60,7 +74,10 @@ func (c *Config) validate(d *decoder) Errors {
 	if c.Store.LeaseTTL.D() < 100*time.Millisecond {
 		bad("store.lease_ttl", "must be at least 100ms (default 60s)")
 	}
+}
 
+// validateAccounts checks the Google accounts and returns their names.
+func (c *Config) validateAccounts(bad complaint) map[string]bool {
 	if c.Google.Name != "" {
 		bad("google.name", "the google block is the default account; name accounts under accounts:")
 	}
@@ -93,7 +110,11 @@ func (c *Config) validate(d *decoder) Errors {
 			bad(p+".impersonate", "must be an email address")
 		}
 	}
+	return accounts
+}
 
+// validateWriter checks the writer block.
+func (c *Config) validateWriter(bad complaint) {
 	w := c.Writer
 	if w.Concurrency < 1 {
 		bad("writer.concurrency", "must be at least 1")
@@ -113,9 +134,19 @@ func (c *Config) validate(d *decoder) Errors {
 	if w.ThrottleWindowMax.D() < w.ThrottleWindow.D() {
 		bad("writer.throttle_window_max", "must not be below writer.throttle_window (%s)", w.ThrottleWindow)
 	}
+	if w.RetryBase.D() <= 0 {
+		bad("writer.retry_base", "must be positive")
+	}
+	if w.RetryCap.D() < w.RetryBase.D() {
+		bad("writer.retry_cap", "must not be below writer.retry_base (%s)", w.RetryBase)
+	}
 	if w.BackfillThreshold < 0 {
 		bad("writer.backfill_threshold", "must not be negative")
 	}
+}
+
+// validateFeedAndSync checks fetching and the sync lifecycle.
+func (c *Config) validateFeedAndSync(bad complaint) {
 	if c.Feed.MaxSize <= 0 {
 		bad("feed.max_size", "must be positive")
 	}
@@ -140,7 +171,11 @@ func (c *Config) validate(d *decoder) Errors {
 	if g.ConfirmRuns < 1 {
 		bad("sync.delete_guard.confirm_runs", "must be at least 1")
 	}
+}
 
+// validateSubscriptions checks each subscription; accounts are the known
+// account names.
+func (c *Config) validateSubscriptions(bad complaint, accounts map[string]bool) {
 	ids := map[string]int{}
 	for i, s := range c.Subscriptions {
 		p := fmt.Sprintf("subscriptions[%d]", i)
@@ -185,8 +220,6 @@ func (c *Config) validate(d *decoder) Errors {
 			bad(p+".basic_auth.username", "required with basic_auth")
 		}
 	}
-	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Line < errs[j].Line })
-	return errs
 }
 
 // checkFeedURL says what is wrong with a feed URL without repeating it (it may

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/config"
 	"github.com/calsyncd/calsyncd/internal/gcalfake"
-	"github.com/calsyncd/calsyncd/internal/store"
 	"github.com/calsyncd/calsyncd/internal/subscription"
 )
 
@@ -38,23 +38,23 @@ func (s *Story) sub(id string) (config.Subscription, error) {
 }
 
 // sync runs a subscription, waiting out a scheduled run of it.
-func (s *Story) sync(ctx context.Context, id string) (store.Run, error) {
+func (s *Story) sync(ctx context.Context, id string) (calsyncd.Run, error) {
 	sub, err := s.sub(id)
 	if err != nil {
-		return store.Run{}, err
+		return calsyncd.Run{}, err
 	}
 	for {
 		rep, err := s.Sync(ctx, sub)
 		if errors.Is(err, subscription.ErrBusy) {
 			if err := sleep(ctx, 200*time.Millisecond); err != nil {
-				return store.Run{}, err
+				return calsyncd.Run{}, err
 			}
 			continue
 		}
 		if err != nil {
-			return store.Run{}, err
+			return calsyncd.Run{}, err
 		}
-		if rep.State != store.StateActive {
+		if rep.State != calsyncd.StateActive {
 			return rep.Run, fmt.Errorf("demo: %s is %s after its run (%v)", id, rep.State, rep.Err)
 		}
 		return rep.Run, nil
@@ -76,7 +76,7 @@ func (s *Story) say(step, msg string, attrs ...any) {
 	s.Log.Info("demo: "+msg, append([]any{"demo_step", step}, attrs...)...)
 }
 
-func runAttrs(r store.Run) []any {
+func runAttrs(r calsyncd.Run) []any {
 	return []any{"outcome", r.Outcome, "created", r.Created, "updated", r.Updated, "deleted", r.Deleted,
 		"unchanged", r.Unchanged, "deferred", r.Deferred}
 }
@@ -95,7 +95,6 @@ func (s *Story) Run(ctx context.Context) error {
 		s.say("first_sync", fmt.Sprintf("%s: %d events written to %s", sub.ID, r.Created, sub.Calendar),
 			append([]any{"subscription", sub.ID}, runAttrs(r)...)...)
 	}
-
 	team, err := s.sub("team")
 	if err != nil {
 		return err
@@ -103,8 +102,17 @@ func (s *Story) Run(ctx context.Context) error {
 	if err := s.weeklySync(team); err != nil {
 		return err
 	}
+	if err := s.change(ctx, team); err != nil {
+		return err
+	}
+	return s.rateLimit(ctx)
+}
+
+// change edits the team feed and checks that the second sync writes
+// exactly what changed, and nothing for the untouched feeds.
+func (s *Story) change(ctx context.Context, team config.Subscription) error {
 	party := s.Feeds.Date(17).Format("20060102")
-	err = s.Feeds.Edit("team.ics", func(b string) string {
+	err := s.Feeds.Edit("team.ics", func(b string) string {
 		b = strings.Replace(b, "SUMMARY:Sprint retrospective", "SUMMARY:Sprint retrospective (moved online)", 1)
 		b = removeEvent(b, "UID:oncall-handover-2027-02@example.com")
 		return strings.Replace(b, "END:VCALENDAR", "BEGIN:VEVENT\r\nUID:party-2026@example.com\r\nDTSTAMP:20261201T090000Z\r\n"+
@@ -128,12 +136,16 @@ func (s *Story) Run(ctx context.Context) error {
 			return fmt.Errorf("demo: the unchanged feed %s cost %d writes", sub.ID, r.Created+r.Updated+r.Deleted)
 		}
 	}
+	return nil
+}
 
-	// Google's per-user quota runs dry: the emulator now allows a write
-	// every two seconds.
+// rateLimit renames holidays while Google's per-user quota runs dry (the
+// emulator allows a write every two seconds): part of the writes are
+// deferred without an error, and the next run picks the rest up.
+func (s *Story) rateLimit(ctx context.Context) error {
 	s.Fake.SetQuota(gcalfake.Quota{Rate: 0.5, Burst: 2, Mode: gcalfake.RateLimit403})
 	renamed := 0
-	err = s.Feeds.Edit("holidays.ics", func(b string) string {
+	err := s.Feeds.Edit("holidays.ics", func(b string) string {
 		renamed = strings.Count(b, " (US)\r\n")
 		return strings.ReplaceAll(b, " (US)\r\n", " (USA)\r\n")
 	})
@@ -145,11 +157,11 @@ func (s *Story) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if r.Outcome != store.OutcomeDeferred || r.Deferred == 0 {
+	if r.Outcome != calsyncd.OutcomeDeferred || r.Deferred == 0 {
 		return fmt.Errorf("demo: the rate-limited sync ended %s with %d deferred, want deferred writes", r.Outcome, r.Deferred)
 	}
 	s.say("deferred", fmt.Sprintf("Google refused some writes: %d written, %d deferred to the next run; the subscription stays ACTIVE", r.Updated, r.Deferred),
-		append([]any{"subscription", "holidays", "state", store.StateActive}, runAttrs(r)...)...)
+		append([]any{"subscription", "holidays", "state", calsyncd.StateActive}, runAttrs(r)...)...)
 
 	s.Fake.SetQuota(gcalfake.Quota{})
 	if until := s.ThrottledUntil(); !until.IsZero() {
@@ -167,7 +179,7 @@ func (s *Story) Run(ctx context.Context) error {
 		return fmt.Errorf("demo: the recovery run ended %s with %d updated and %d deferred, want the %d left", r2.Outcome, r2.Updated, r2.Deferred, renamed-r.Updated)
 	}
 	s.say("recovery", fmt.Sprintf("the next run picked up the %d deferred writes; nothing was lost or duplicated", r2.Updated),
-		append([]any{"subscription", "holidays", "state", store.StateActive}, runAttrs(r2)...)...)
+		append([]any{"subscription", "holidays", "state", calsyncd.StateActive}, runAttrs(r2)...)...)
 	return nil
 }
 

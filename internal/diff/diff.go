@@ -1,14 +1,17 @@
 // Package diff computes what must change in Google for the calendar to
-// match the feed: a pure function from desired events and persisted mappings
-// to a plan of creates, updates and deletes.
+// match the feed, with pure functions only: Shape (the feed as Google holds
+// it), Compute (desired events against persisted mappings: a plan of
+// creates, updates and deletes), Guard (the plan's limits: the mass-delete
+// guard), Reconcile (Google's owned events against the mappings) and
+// DetectUnstableUIDs.
 package diff
 
 import (
 	"cmp"
 	"slices"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/feed"
-	"github.com/calsyncd/calsyncd/internal/mapping"
 )
 
 // Kind is what an operation does.
@@ -36,16 +39,16 @@ func (k Kind) String() string {
 // Op is one write.
 type Op struct {
 	Kind Kind
-	Key  mapping.Key
+	Key  calsyncd.Key
 	// Event is the desired event (Create and Update).
 	Event *feed.Event
 	// Mapping is what we hold for the event (Update and Delete).
-	Mapping *mapping.Mapping
+	Mapping *calsyncd.Mapping
 	// Parent is the desired series of an instance exception (Key.Kind()
-	// mapping.Instance), and ParentMapping what we hold for it, if we
+	// calsyncd.Instance), and ParentMapping what we hold for it, if we
 	// wrote it before.
 	Parent        *feed.Event
-	ParentMapping *mapping.Mapping
+	ParentMapping *calsyncd.Mapping
 	// Revert marks the Update of an instance whose override left the
 	// feed: the instance is written back to its series' content.
 	Revert bool
@@ -75,8 +78,8 @@ type Plan struct {
 
 // Rekey moves a mapping to a new key.
 type Rekey struct {
-	From mapping.Mapping
-	To   mapping.Key
+	From calsyncd.Mapping
+	To   calsyncd.Key
 }
 
 // Writes is the number of writes in the plan.
@@ -91,7 +94,7 @@ func (p Plan) Ops() []Op {
 	for _, instances := range []bool{false, true} {
 		for _, ops := range [][]Op{p.Creates, p.Updates} {
 			for _, op := range ops {
-				if (op.Key.Kind() == mapping.Instance) == instances {
+				if (op.Key.Kind() == calsyncd.Instance) == instances {
 					out = append(out, op)
 				}
 			}
@@ -114,27 +117,27 @@ func (p Plan) Ops() []Op {
 // that it follows the series from then on (Google keeps exceptions as
 // independent copies). When its series goes, or no longer has that
 // occurrence, its mapping is only forgotten.
-func Compute(desired []feed.Event, mapped []mapping.Mapping, rejected []mapping.Rejection) Plan {
-	have := make(map[mapping.Key]*mapping.Mapping, len(mapped))
+func Compute(desired []feed.Event, mapped []calsyncd.Mapping, rejected []calsyncd.Rejection) Plan {
+	have := make(map[calsyncd.Key]*calsyncd.Mapping, len(mapped))
 	for i := range mapped {
 		have[mapped[i].Key] = &mapped[i]
 	}
-	refused := make(map[mapping.Key]string, len(rejected))
+	refused := make(map[calsyncd.Key]string, len(rejected))
 	for _, r := range rejected {
 		refused[r.Key] = r.Hash
 	}
-	byKey := make(map[mapping.Key]*feed.Event, len(desired))
+	byKey := make(map[calsyncd.Key]*feed.Event, len(desired))
 	for i := range desired {
 		if k := desired[i].Key(); byKey[k] == nil {
 			byKey[k] = &desired[i]
 		}
 	}
 	var p Plan
-	want := make(map[mapping.Key]bool, len(desired))
+	want := make(map[calsyncd.Key]bool, len(desired))
 	for i := range desired {
 		ev := &desired[i]
 		k := ev.Key()
-		if ev.Status == feed.StatusCancelled && k.Kind() != mapping.Instance {
+		if ev.Status == feed.StatusCancelled && k.Kind() != calsyncd.Instance {
 			continue
 		}
 		if want[k] {
@@ -177,7 +180,7 @@ func Compute(desired []feed.Event, mapped []mapping.Mapping, rejected []mapping.
 			p.Reverts++
 			continue
 		}
-		p.Deletes = append(p.Deletes, Op{Kind: Delete, Key: m.Key, Mapping: m, Forget: m.Key.Kind() == mapping.Instance})
+		p.Deletes = append(p.Deletes, Op{Kind: Delete, Key: m.Key, Mapping: m, Forget: m.Key.Kind() == calsyncd.Instance})
 	}
 	p.pairRekeys()
 	mastersFirst := func(a, b Op) int {
@@ -194,11 +197,11 @@ func Compute(desired []feed.Event, mapped []mapping.Mapping, rejected []mapping.
 }
 
 // kindRank orders series before the exceptions that need them.
-func kindRank(k mapping.Key) int {
+func kindRank(k calsyncd.Key) int {
 	switch k.Kind() {
-	case mapping.Top:
+	case calsyncd.Top:
 		return 0
-	case mapping.Split:
+	case calsyncd.Split:
 		return 1
 	}
 	return 2
@@ -208,7 +211,7 @@ func kindRank(k mapping.Key) int {
 // override left the feed: its series' content at its original start. It is
 // nil when the key is no instance, or its series is not desired, not
 // recurring, or has no occurrence there any more.
-func revertOf(k mapping.Key, desired map[mapping.Key]*feed.Event) *feed.Event {
+func revertOf(k calsyncd.Key, desired map[calsyncd.Key]*feed.Event) *feed.Event {
 	pk, ok := k.Parent()
 	if !ok {
 		return nil
@@ -217,18 +220,21 @@ func revertOf(k mapping.Key, desired map[mapping.Key]*feed.Event) *feed.Event {
 	if parent == nil || !parent.IsRecurring() || parent.Status == feed.StatusCancelled {
 		return nil
 	}
-	series, err := feed.ParseSeries(parent)
-	if err != nil {
+	series := parent.Series
+	if series == nil {
 		return nil
 	}
-	t, ok := ridTime(k.Start(), parent.Start)
+	// The key comes from the store: its recurrence id is all there is.
+	t, ok := feed.ParseRecurrenceID(k.Start(), parent.Start)
 	if !ok || !series.Has(t) {
 		return nil
 	}
 	ev := *parent
 	ev.UID, ev.RecurrenceID = k.UID, k.RecurrenceID
-	ev.Recurrence, ev.ThisAndFuture = nil, false
+	ev.SetSeries(nil)
+	ev.ThisAndFuture = false
 	ev.Start = instanceTime(parent.Start, t)
+	ev.Original = ev.Start
 	ev.End = ev.Start
 	ev.End.T = ev.Start.T.Add(parent.End.T.Sub(parent.Start.T))
 	ev.Hash = ev.ComputeHash()

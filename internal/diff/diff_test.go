@@ -4,15 +4,15 @@ import (
 	"fmt"
 	"testing"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/diff"
 	"github.com/calsyncd/calsyncd/internal/feed"
-	"github.com/calsyncd/calsyncd/internal/mapping"
 )
 
 func ev(uid, rid, hash string) feed.Event { return feed.Event{UID: uid, RecurrenceID: rid, Hash: hash} }
 
-func mp(uid, rid, hash string) mapping.Mapping {
-	return mapping.Mapping{Key: mapping.Key{UID: uid, RecurrenceID: rid}, EventID: "id" + uid + rid, Hash: hash}
+func mp(uid, rid, hash string) calsyncd.Mapping {
+	return calsyncd.Mapping{Key: calsyncd.Key{UID: uid, RecurrenceID: rid}, EventID: "id" + uid + rid, Hash: hash}
 }
 
 // render lists a plan's ops as "kind key" in order.
@@ -28,8 +28,8 @@ func TestCompute(t *testing.T) {
 	tests := []struct {
 		name          string
 		desired       []feed.Event
-		mapped        []mapping.Mapping
-		rejected      []mapping.Rejection
+		mapped        []calsyncd.Mapping
+		rejected      []calsyncd.Rejection
 		want          []string
 		unchanged     int
 		stillRejected int
@@ -43,49 +43,49 @@ func TestCompute(t *testing.T) {
 		{
 			name:      "unchanged",
 			desired:   []feed.Event{ev("a", "", "1")},
-			mapped:    []mapping.Mapping{mp("a", "", "1")},
+			mapped:    []calsyncd.Mapping{mp("a", "", "1")},
 			unchanged: 1,
 		},
 		{
 			name:    "changed content",
 			desired: []feed.Event{ev("a", "", "2")},
-			mapped:  []mapping.Mapping{mp("a", "", "1")},
+			mapped:  []calsyncd.Mapping{mp("a", "", "1")},
 			want:    []string{"update a"},
 		},
 		{
 			name:   "gone from feed",
-			mapped: []mapping.Mapping{mp("a", "", "1")},
+			mapped: []calsyncd.Mapping{mp("a", "", "1")},
 			want:   []string{"delete a"},
 		},
 		{
 			name:      "mixed",
 			desired:   []feed.Event{ev("keep", "", "1"), ev("change", "", "2"), ev("new", "", "n")},
-			mapped:    []mapping.Mapping{mp("keep", "", "1"), mp("change", "", "1"), mp("old", "", "o")},
+			mapped:    []calsyncd.Mapping{mp("keep", "", "1"), mp("change", "", "1"), mp("old", "", "o")},
 			want:      []string{"create new", "update change", "delete old"},
 			unchanged: 1,
 		},
 		{
 			name:    "masters created before instances, instances deleted before masters",
 			desired: []feed.Event{ev("s", "20270105T090000Z", "s1"), ev("s", "", "s0")},
-			mapped:  []mapping.Mapping{mp("t", "", "t0"), mp("t", "20270105T090000Z", "t1")},
+			mapped:  []calsyncd.Mapping{mp("t", "", "t0"), mp("t", "20270105T090000Z", "t1")},
 			want:    []string{"create s", "create s@20270105T090000Z", "delete t@20270105T090000Z", "delete t"},
 		},
 		{
 			name:          "rejected and unchanged since: not sent again",
 			desired:       []feed.Event{ev("bad", "", "1")},
-			rejected:      []mapping.Rejection{{Key: mapping.Key{UID: "bad"}, Hash: "1"}},
+			rejected:      []calsyncd.Rejection{{Key: calsyncd.Key{UID: "bad"}, Hash: "1"}},
 			stillRejected: 1,
 		},
 		{
 			name:     "rejected but changed since: tried again",
 			desired:  []feed.Event{ev("bad", "", "2")},
-			rejected: []mapping.Rejection{{Key: mapping.Key{UID: "bad"}, Hash: "1"}},
+			rejected: []calsyncd.Rejection{{Key: calsyncd.Key{UID: "bad"}, Hash: "1"}},
 			want:     []string{"create bad"},
 		},
 		{
 			name:      "duplicate keys in the desired list: first wins",
 			desired:   []feed.Event{ev("a", "", "1"), ev("a", "", "2")},
-			mapped:    []mapping.Mapping{mp("a", "", "1")},
+			mapped:    []calsyncd.Mapping{mp("a", "", "1")},
 			unchanged: 1,
 		},
 	}
@@ -118,7 +118,7 @@ func TestCancelledSingleEventsAreNotWanted(t *testing.T) {
 	newCancelled.Status = feed.StatusCancelled
 	instance := ev("series", "20270105T090000Z", "1")
 	instance.Status = feed.StatusCancelled
-	p := diff.Compute([]feed.Event{cancelled, newCancelled, instance}, []mapping.Mapping{mp("gone", "", "1")}, nil)
+	p := diff.Compute([]feed.Event{cancelled, newCancelled, instance}, []calsyncd.Mapping{mp("gone", "", "1")}, nil)
 	if got := fmt.Sprint(render(p)); got != "[create series@20270105T090000Z delete gone]" {
 		t.Errorf("ops = %s", got)
 	}
@@ -129,7 +129,7 @@ func TestUnchangedContentUnderNewKeysIsRekeyed(t *testing.T) {
 	// changed, one really left, one is really new.
 	desired := []feed.Event{ev("n1", "", "h1"), ev("n2", "", "h2"), ev("n3", "", "changed"), ev("n4", "", "brand-new"),
 		ev("n1", "20270105T090000Z", "i1")}
-	mapped := []mapping.Mapping{mp("o1", "", "h1"), mp("o2", "", "h2"), mp("o3", "", "h3"), mp("o4", "", "gone"),
+	mapped := []calsyncd.Mapping{mp("o1", "", "h1"), mp("o2", "", "h2"), mp("o3", "", "h3"), mp("o4", "", "gone"),
 		mp("o1", "20270112T090000Z", "i1")}
 	p := diff.Compute(desired, mapped, nil)
 	var rekeys []string

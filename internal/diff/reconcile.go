@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/mapping"
 )
 
@@ -13,7 +14,7 @@ const maxGeneration = 16
 
 // Owned is an event found in Google that carries our ownership marks.
 type Owned struct {
-	Key     mapping.Key
+	Key     calsyncd.Key
 	EventID string
 	// Hash is the content hash we stamped on the event when we wrote it.
 	Hash      string
@@ -27,11 +28,11 @@ type Repair struct {
 	// Adopt are owned events we had no (valid) mapping for, e.g. after the
 	// database was lost: they become mappings, and the ordinary plan then
 	// updates or deletes them (deletes subject to the mass-delete guard).
-	Adopt []mapping.Mapping
+	Adopt []calsyncd.Mapping
 	// Refresh are mappings whose event is gone from Google (deleted by
 	// hand): their hash is cleared so the plan rewrites, and so restores,
 	// them.
-	Refresh []mapping.Mapping
+	Refresh []calsyncd.Mapping
 	// Duplicates are extra copies of one feed event; they are deleted
 	// without touching the mapping of the copy we keep.
 	Duplicates []Op
@@ -49,15 +50,15 @@ func (r Repair) Empty() bool {
 // Google does not promise that a cancelled instance keeps our marks, so its
 // absence from the listing proves nothing. Split-off series and standalone
 // occurrences are events of their own, refreshed like any other.
-func Reconcile(subscriptionID string, mapped []mapping.Mapping, owned []Owned) Repair {
+func Reconcile(subscriptionID string, mapped []calsyncd.Mapping, owned []Owned) Repair {
 	var r Repair
-	have := make(map[mapping.Key]mapping.Mapping, len(mapped))
+	have := make(map[calsyncd.Key]calsyncd.Mapping, len(mapped))
 	mappedIDs := make(map[string]bool, len(mapped))
 	for _, m := range mapped {
 		have[m.Key] = m
 		mappedIDs[m.EventID] = true
 	}
-	live := map[mapping.Key][]Owned{}
+	live := map[calsyncd.Key][]Owned{}
 	liveIDs := map[string]bool{}
 	for _, o := range owned {
 		if !o.Cancelled {
@@ -69,7 +70,7 @@ func Reconcile(subscriptionID string, mapped []mapping.Mapping, owned []Owned) R
 			live[o.Key] = append(live[o.Key], o)
 		}
 	}
-	keys := make([]mapping.Key, 0, len(live))
+	keys := make([]calsyncd.Key, 0, len(live))
 	for k := range live {
 		keys = append(keys, k)
 	}
@@ -88,18 +89,18 @@ func Reconcile(subscriptionID string, mapped []mapping.Mapping, owned []Owned) R
 		if keep < 0 {
 			keep = bestCopy(subscriptionID, copies)
 			o := copies[keep]
-			r.Adopt = append(r.Adopt, mapping.Mapping{Key: k, EventID: o.EventID, Generation: max(0, generationOf(subscriptionID, o)),
+			r.Adopt = append(r.Adopt, calsyncd.Mapping{Key: k, EventID: o.EventID, Generation: max(0, generationOf(subscriptionID, o)),
 				Hash: o.Hash, ETag: o.ETag})
 		}
 		for i, o := range copies {
 			if i != keep {
-				dup := mapping.Mapping{Key: k, EventID: o.EventID}
+				dup := calsyncd.Mapping{Key: k, EventID: o.EventID}
 				r.Duplicates = append(r.Duplicates, Op{Kind: Delete, Key: k, Mapping: &dup})
 			}
 		}
 	}
 	for _, m := range mapped {
-		if len(live[m.Key]) > 0 || liveIDs[m.EventID] || m.Key.Kind() == mapping.Instance {
+		if len(live[m.Key]) > 0 || liveIDs[m.EventID] || m.Key.Kind() == calsyncd.Instance {
 			continue
 		}
 		m.Hash, m.ETag = "", ""
@@ -141,6 +142,6 @@ func generationOf(subscriptionID string, o Owned) int {
 	return -1
 }
 
-func compareKeys(a, b mapping.Key) int {
+func compareKeys(a, b calsyncd.Key) int {
 	return cmp.Or(cmp.Compare(a.UID, b.UID), cmp.Compare(a.RecurrenceID, b.RecurrenceID))
 }

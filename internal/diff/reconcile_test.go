@@ -6,30 +6,31 @@ import (
 	"testing"
 	"time"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/diff"
 	"github.com/calsyncd/calsyncd/internal/mapping"
 )
 
 func TestReconcile(t *testing.T) {
 	const sub = "team"
-	key := func(uid string) mapping.Key { return mapping.Key{UID: uid} }
+	key := func(uid string) calsyncd.Key { return calsyncd.Key{UID: uid} }
 	id := func(uid string, gen int) string { return mapping.EventID(sub, key(uid), gen) }
 	owned := func(uid, eventID, hash string, cancelled bool, updated int) diff.Owned {
 		return diff.Owned{Key: key(uid), EventID: eventID, Hash: hash, ETag: "e-" + eventID[:6], Cancelled: cancelled,
 			Updated: time.Unix(int64(updated), 0)}
 	}
-	mapped := func(uid, eventID, hash string) mapping.Mapping {
-		return mapping.Mapping{Key: key(uid), EventID: eventID, Hash: hash, ETag: "etag"}
+	mapped := func(uid, eventID, hash string) calsyncd.Mapping {
+		return calsyncd.Mapping{Key: key(uid), EventID: eventID, Hash: hash, ETag: "etag"}
 	}
 	tests := []struct {
 		name    string
-		mapped  []mapping.Mapping
+		mapped  []calsyncd.Mapping
 		owned   []diff.Owned
 		adopt   []string // "uid=eventID/gen/hash"
 		refresh []string // uid
 		dups    []string // eventID
 	}{
-		{name: "in step", mapped: []mapping.Mapping{mapped("a", id("a", 0), "h")}, owned: []diff.Owned{owned("a", id("a", 0), "h", false, 1)}},
+		{name: "in step", mapped: []calsyncd.Mapping{mapped("a", id("a", 0), "h")}, owned: []diff.Owned{owned("a", id("a", 0), "h", false, 1)}},
 		{
 			name:  "lost database: adopt what we own",
 			owned: []diff.Owned{owned("a", id("a", 0), "ha", false, 1), owned("b", id("b", 2), "hb", false, 1)},
@@ -37,18 +38,18 @@ func TestReconcile(t *testing.T) {
 		},
 		{
 			name:    "deleted by hand: refresh so the plan restores it",
-			mapped:  []mapping.Mapping{mapped("a", id("a", 0), "h")},
+			mapped:  []calsyncd.Mapping{mapped("a", id("a", 0), "h")},
 			owned:   []diff.Owned{owned("a", id("a", 0), "h", true, 1)},
 			refresh: []string{"a"},
 		},
 		{
 			name:    "purged entirely: refresh too",
-			mapped:  []mapping.Mapping{mapped("a", id("a", 0), "h")},
+			mapped:  []calsyncd.Mapping{mapped("a", id("a", 0), "h")},
 			refresh: []string{"a"},
 		},
 		{
 			name:   "duplicates: keep the mapped copy",
-			mapped: []mapping.Mapping{mapped("a", id("a", 1), "h")},
+			mapped: []calsyncd.Mapping{mapped("a", id("a", 1), "h")},
 			owned:  []diff.Owned{owned("a", id("a", 0), "h", false, 9), owned("a", id("a", 1), "h", false, 1), owned("a", "abcdefgh", "h", false, 5)},
 			dups:   []string{id("a", 0), "abcdefgh"},
 		},
@@ -66,18 +67,18 @@ func TestReconcile(t *testing.T) {
 		},
 		{
 			name:   "mapping points at a cancelled copy while a live one exists: adopt the live one",
-			mapped: []mapping.Mapping{mapped("a", id("a", 0), "h")},
+			mapped: []calsyncd.Mapping{mapped("a", id("a", 0), "h")},
 			owned:  []diff.Owned{owned("a", id("a", 0), "h", true, 1), owned("a", id("a", 1), "h", false, 2)},
 			adopt:  []string{"a=" + id("a", 1) + "/1/h"},
 		},
 		{
 			name:   "an event rekeyed to a new UID is neither adopted under its old one nor refreshed",
-			mapped: []mapping.Mapping{mapped("new", id("old", 0), "h")},
+			mapped: []calsyncd.Mapping{mapped("new", id("old", 0), "h")},
 			owned:  []diff.Owned{owned("old", id("old", 0), "h", false, 1)},
 		},
 		{
 			name:   "a missing overridden instance is not refreshed",
-			mapped: []mapping.Mapping{{Key: mapping.Key{UID: "s", RecurrenceID: "20270105T090000Z"}, EventID: "xyz12", Hash: "h"}},
+			mapped: []calsyncd.Mapping{{Key: calsyncd.Key{UID: "s", RecurrenceID: "20270105T090000Z"}, EventID: "xyz12", Hash: "h"}},
 		},
 	}
 	for _, tt := range tests {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/feed"
-	"github.com/calsyncd/calsyncd/internal/mapping"
 )
 
 // ShapeOptions tune Shape.
@@ -21,7 +21,7 @@ type ShapeOptions struct {
 	Unsupported func(ev *feed.Event) string
 	// Rejected are the events Google refused. A series refused with the
 	// content it still has is expanded instead of being sent again.
-	Rejected []mapping.Rejection
+	Rejected []calsyncd.Rejection
 	// MaxOccurrences bounds one series' expansion (default 1000).
 	MaxOccurrences int
 }
@@ -29,7 +29,7 @@ type ShapeOptions struct {
 // Expansion is a series mirrored as standalone events because Google cannot
 // hold it as a recurring event.
 type Expansion struct {
-	Key     mapping.Key
+	Key     calsyncd.Key
 	Summary string
 	Reason  string
 	// Occurrences were written within the window; Truncated says the
@@ -54,18 +54,18 @@ type Shaped struct {
 // Shape turns a feed's events into the events Google holds for them,
 // sorted by key, keyed by mapping kind:
 //
-//   - single events and recurring masters stay as they are (mapping.Top);
+//   - single events and recurring masters stay as they are (calsyncd.Top);
 //   - a RECURRENCE-ID override of a series Google holds becomes an
-//     exception of the instance it replaces (mapping.Instance), cancelled
+//     exception of the instance it replaces (calsyncd.Instance), cancelled
 //     ones included (Google's cancelled exceptions);
 //   - a RANGE=THISANDFUTURE override splits the series as Google's "all
 //     following" does: the master ends just before it (UNTIL) and a new
-//     series (mapping.Split) starts there, with the override's content and
+//     series (calsyncd.Split) starts there, with the override's content and
 //     the master's rule, moved as the override moves its occurrence; later
 //     overrides become exceptions of whichever series holds them;
 //   - an override without a series in the feed, or whose date is none of
 //     the series' occurrences, becomes a standalone event
-//     (mapping.Standalone);
+//     (calsyncd.Standalone);
 //   - a series Google cannot hold (opts.Unsupported, a refusal in
 //     opts.Rejected, or a THISANDFUTURE move no rule can express) becomes
 //     standalone events, one per occurrence overlapping [From, To), with
@@ -76,7 +76,7 @@ func Shape(events []feed.Event, opts ShapeOptions) Shaped {
 	if opts.MaxOccurrences <= 0 {
 		opts.MaxOccurrences = 1000
 	}
-	refused := make(map[mapping.Key]mapping.Rejection, len(opts.Rejected))
+	refused := make(map[calsyncd.Key]calsyncd.Rejection, len(opts.Rejected))
 	for _, r := range opts.Rejected {
 		refused[r.Key] = r
 	}
@@ -92,7 +92,7 @@ func Shape(events []feed.Event, opts ShapeOptions) Shaped {
 
 type shaper struct {
 	opts    ShapeOptions
-	refused map[mapping.Key]mapping.Rejection
+	refused map[calsyncd.Key]calsyncd.Rejection
 	out     Shaped
 }
 
@@ -129,7 +129,7 @@ func groupEvents(events []feed.Event) []eventGroup {
 }
 
 // emit adds an event with its key's shape and a fresh content hash.
-func (sh *shaper) emit(ev feed.Event, key mapping.Key) {
+func (sh *shaper) emit(ev feed.Event, key calsyncd.Key) {
 	ev.UID, ev.RecurrenceID = key.UID, key.RecurrenceID
 	ev.ThisAndFuture = false
 	ev.Hash = ev.ComputeHash()
@@ -142,15 +142,15 @@ func (sh *shaper) standalone(ov *feed.Event) {
 		return
 	}
 	c := *ov
-	c.Recurrence = nil
-	sh.emit(c, mapping.StandaloneKey(ov.UID, ov.RecurrenceID))
+	c.SetSeries(nil)
+	sh.emit(c, calsyncd.StandaloneKey(ov.UID, ov.RecurrenceID))
 	sh.out.Orphans++
 }
 
 // segment is a part of a series Google holds as one recurring event: the
 // master's, or one split off at a THISANDFUTURE override.
 type segment struct {
-	key mapping.Key
+	key calsyncd.Key
 	// from is the original start the segment begins at (zero for the
 	// master's); end the one the next begins at (zero: none).
 	from, end time.Time
@@ -167,36 +167,25 @@ type segment struct {
 func (sh *shaper) group(g eventGroup) {
 	m := g.master
 	if m == nil || !m.IsRecurring() || m.Status == feed.StatusCancelled {
-		if m != nil {
-			// An override of a single event's only occurrence replaces it.
-			replaced := false
-			for _, ov := range g.overrides {
-				replaced = replaced || (!m.IsRecurring() && ov.RecurrenceID == feed.CanonicalRecurrenceID(m.Start))
-			}
-			if !replaced {
-				sh.emit(*m, m.Key())
-			}
-		}
-		for _, ov := range g.overrides {
-			sh.standalone(ov)
-		}
+		sh.single(g)
 		return
 	}
-	series, err := feed.ParseSeries(m)
-	if err != nil {
-		// Not in the form the feed package writes: leave it to Google.
+	series := m.Series
+	if series == nil {
+		// Recurrence lines the feed package did not read: leave them to
+		// Google.
 		sh.emit(*m, m.Key())
 		for _, ov := range g.overrides {
-			sh.emit(*ov, mapping.InstanceKey(m.Key(), ov.RecurrenceID))
+			sh.emit(*ov, calsyncd.InstanceKey(m.Key(), ov.RecurrenceID))
 		}
 		return
 	}
 	segs := []*segment{{key: m.Key(), content: m}}
 	var plain []*feed.Event
 	for _, ov := range g.overrides {
-		t, ok := ridTime(ov.RecurrenceID, m.Start)
+		t, ok := ov.Original.T, !ov.Original.IsZero()
 		if ov.ThisAndFuture && ok && series.Has(t) && t.After(segs[len(segs)-1].from) {
-			segs = append(segs, &segment{key: mapping.SplitKey(m.UID, ov.RecurrenceID), from: t, content: ov})
+			segs = append(segs, &segment{key: calsyncd.SplitKey(m.UID, ov.RecurrenceID), from: t, content: ov})
 			continue
 		}
 		plain = append(plain, ov)
@@ -210,9 +199,43 @@ func (sh *shaper) group(g eventGroup) {
 	if len(segs) > 1 {
 		sh.out.Splits += len(segs) - 1
 	}
+	byRID := sh.place(plain, segs, series, m)
+	for _, seg := range segs {
+		switch {
+		case seg.expand != "":
+			sh.expand(seg, series, m, byRID)
+		case !seg.none:
+			sh.emit(seg.event, seg.key)
+		}
+	}
+}
+
+// single shapes a UID without a series Google holds: the event itself
+// (unless an override replaces its only occurrence) and its overrides as
+// events of their own.
+func (sh *shaper) single(g eventGroup) {
+	if m := g.master; m != nil {
+		replaced := false
+		for _, ov := range g.overrides {
+			replaced = replaced || (!m.IsRecurring() && ov.RecurrenceID == feed.CanonicalRecurrenceID(m.Start))
+		}
+		if !replaced {
+			sh.emit(*m, m.Key())
+		}
+	}
+	for _, ov := range g.overrides {
+		sh.standalone(ov)
+	}
+}
+
+// place puts each override where Google holds it: an exception of the
+// segment whose occurrence it replaces, a standalone event when it
+// replaces none, or (returned by original start) an occurrence of a
+// segment written as single events.
+func (sh *shaper) place(overrides []*feed.Event, segs []*segment, series *feed.Series, m *feed.Event) map[int64]*feed.Event {
 	byRID := map[int64]*feed.Event{}
-	for _, ov := range plain {
-		t, ok := ridTime(ov.RecurrenceID, m.Start)
+	for _, ov := range overrides {
+		t, ok := ov.Original.T, !ov.Original.IsZero()
 		if !ok {
 			sh.standalone(ov)
 			continue
@@ -231,17 +254,12 @@ func (sh *shaper) group(g eventGroup) {
 		case seg.none:
 			sh.standalone(ov)
 		default:
-			sh.emit(*ov, mapping.InstanceKey(seg.key, feed.CanonicalRecurrenceID(instanceTime(m.Start, seg.shift.Apply(t)))))
+			inst := *ov
+			inst.Original = instanceTime(m.Start, seg.shift.Apply(t))
+			sh.emit(inst, calsyncd.InstanceKey(seg.key, feed.CanonicalRecurrenceID(inst.Original)))
 		}
 	}
-	for _, seg := range segs {
-		switch {
-		case seg.expand != "":
-			sh.expand(seg, series, m, byRID)
-		case !seg.none:
-			sh.emit(seg.event, seg.key)
-		}
-	}
+	return byRID
 }
 
 // shapeSegment works out what Google holds for a segment.
@@ -254,7 +272,7 @@ func (sh *shaper) shapeSegment(seg *segment, i int, series *feed.Series, m *feed
 				seg.none = true
 				return
 			}
-			seg.event.Recurrence = before.Lines()
+			seg.event.SetSeries(before)
 		}
 	} else {
 		ov := seg.content
@@ -277,7 +295,7 @@ func (sh *shaper) shapeSegment(seg *segment, i int, series *feed.Series, m *feed
 			seg.expand = "its RANGE=THISANDFUTURE override moves the occurrences in a way no recurrence rule can express"
 			return
 		}
-		seg.event.Recurrence = from.Lines()
+		seg.event.SetSeries(from)
 	}
 	seg.event.UID, seg.event.RecurrenceID = seg.key.UID, seg.key.RecurrenceID
 	seg.event.ThisAndFuture = false
@@ -308,7 +326,7 @@ func (sh *shaper) expand(seg *segment, series *feed.Series, m *feed.Event, byRID
 		content = *seg.content
 		length = seg.content.End.T.Sub(seg.content.Start.T)
 	}
-	content.Recurrence = nil
+	content.SetSeries(nil)
 	// An override may move its occurrence into the window from beyond it.
 	var reach time.Duration
 	for rid, ov := range byRID {
@@ -346,8 +364,8 @@ func (sh *shaper) expand(seg *segment, series *feed.Series, m *feed.Event, byRID
 			return
 		}
 		x.Occurrences++
-		ev.Recurrence = nil
-		sh.emit(ev, mapping.StandaloneKey(m.UID, feed.CanonicalRecurrenceID(instanceTime(m.Start, t))))
+		ev.SetSeries(nil)
+		sh.emit(ev, calsyncd.StandaloneKey(m.UID, feed.CanonicalRecurrenceID(instanceTime(m.Start, t))))
 	}
 }
 
@@ -368,30 +386,6 @@ func instanceTime(start feed.Time, t time.Time) feed.Time {
 		out.T = t.In(start.T.Location())
 	}
 	return out
-}
-
-// ridTime reads a canonical recurrence id as the original start it names in
-// a series starting at start.
-func ridTime(rid string, start feed.Time) (time.Time, bool) {
-	if len(rid) == 8 {
-		t, err := time.Parse("20060102", rid)
-		if err != nil {
-			return time.Time{}, false
-		}
-		if !start.AllDay {
-			st := start.T
-			t = time.Date(t.Year(), t.Month(), t.Day(), st.Hour(), st.Minute(), st.Second(), 0, st.Location())
-		}
-		return t, true
-	}
-	t, err := time.Parse("20060102T150405Z", rid)
-	if err != nil {
-		return time.Time{}, false
-	}
-	if start.AllDay {
-		return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC), true
-	}
-	return t.In(start.T.Location()), true
 }
 
 // ExpansionNote says, for the subscription's status, which series are

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/diff"
 	"github.com/calsyncd/calsyncd/internal/feed"
-	"github.com/calsyncd/calsyncd/internal/mapping"
 )
 
 // parse reads VEVENTs (CRLF added) as the feed package does.
@@ -151,7 +151,7 @@ func TestShapeExpandsWhatGoogleCannotHold(t *testing.T) {
 	unsupported.Unsupported = func(ev *feed.Event) string { return "weekly is not for Google today" }
 	got := diff.Shape(events, unsupported)
 	check(t, got, expanded...)
-	if len(got.Expanded) != 1 || got.Expanded[0].Occurrences != 2 || got.Expanded[0].Key != (mapping.Key{UID: "sync"}) {
+	if len(got.Expanded) != 1 || got.Expanded[0].Occurrences != 2 || got.Expanded[0].Key != (calsyncd.Key{UID: "sync"}) {
 		t.Errorf("expanded = %+v", got.Expanded)
 	}
 	if note := diff.ExpansionNote(got.Expanded); !strings.HasPrefix(note, diff.ExpansionNotePrefix) || !strings.Contains(note, `"Team sync" (weekly is not for Google today)`) {
@@ -162,7 +162,7 @@ func TestShapeExpandsWhatGoogleCannotHold(t *testing.T) {
 	// changes, it is offered to Google again.
 	master := diff.Shape(events, window).Events[0]
 	refused := window
-	refused.Rejected = []mapping.Rejection{{Key: master.Key(), Hash: master.Hash, Reason: "HTTP 400 invalid: Invalid recurrence rule."}}
+	refused.Rejected = []calsyncd.Rejection{{Key: master.Key(), Hash: master.Hash, Reason: "HTTP 400 invalid: Invalid recurrence rule."}}
 	check(t, diff.Shape(events, refused), expanded...)
 	refused.Rejected[0].Hash = "an older version"
 	if got := diff.Shape(events, refused); len(got.Expanded) != 0 {
@@ -180,10 +180,10 @@ func TestShapeExpandsWhatGoogleCannotHold(t *testing.T) {
 func TestComputeRevertsOrForgetsInstancesWhoseOverrideLeft(t *testing.T) {
 	events := parse(t, weeklyMaster)
 	master := events[0]
-	moved := mapping.Mapping{Key: mapping.Key{UID: "sync", RecurrenceID: "20270111T083000Z"}, EventID: "x_20270111T083000Z", Hash: "old"}
-	gone := mapping.Mapping{Key: mapping.Key{UID: "sync", RecurrenceID: "20270301T083000Z"}, EventID: "x_20270301T083000Z", Hash: "old"}
-	mappedMaster := mapping.Mapping{Key: master.Key(), EventID: "x", Hash: master.Hash}
-	p := diff.Compute(events, []mapping.Mapping{mappedMaster, moved, gone}, nil)
+	moved := calsyncd.Mapping{Key: calsyncd.Key{UID: "sync", RecurrenceID: "20270111T083000Z"}, EventID: "x_20270111T083000Z", Hash: "old"}
+	gone := calsyncd.Mapping{Key: calsyncd.Key{UID: "sync", RecurrenceID: "20270301T083000Z"}, EventID: "x_20270301T083000Z", Hash: "old"}
+	mappedMaster := calsyncd.Mapping{Key: master.Key(), EventID: "x", Hash: master.Hash}
+	p := diff.Compute(events, []calsyncd.Mapping{mappedMaster, moved, gone}, nil)
 	if got := fmt.Sprint(render(p)); got != "[update sync@20270111T083000Z delete sync@20270301T083000Z]" {
 		t.Fatalf("ops = %s", got)
 	}
@@ -197,11 +197,11 @@ func TestComputeRevertsOrForgetsInstancesWhoseOverrideLeft(t *testing.T) {
 	}
 	// Once written back, it costs nothing until the series changes.
 	moved.Hash = rev.Event.Hash
-	if p := diff.Compute(events, []mapping.Mapping{mappedMaster, moved}, nil); p.Writes() != 0 || p.Unchanged != 2 {
+	if p := diff.Compute(events, []calsyncd.Mapping{mappedMaster, moved}, nil); p.Writes() != 0 || p.Unchanged != 2 {
 		t.Errorf("after the revert: ops %v unchanged %d", render(p), p.Unchanged)
 	}
 	// The series left the feed: everything goes, instances only forgotten.
-	p = diff.Compute(nil, []mapping.Mapping{mappedMaster, moved}, nil)
+	p = diff.Compute(nil, []calsyncd.Mapping{mappedMaster, moved}, nil)
 	if got := fmt.Sprint(render(p)); got != "[delete sync@20270111T083000Z delete sync]" || !p.Deletes[0].Forget || p.Deletes[1].Forget {
 		t.Errorf("ops = %s", got)
 	}

@@ -1,8 +1,8 @@
 package diff
 
 import (
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/feed"
-	"github.com/calsyncd/calsyncd/internal/mapping"
 )
 
 // UIDChurn is what DetectUnstableUIDs saw.
@@ -30,16 +30,16 @@ const (
 // changed its UID has a twin among the mappings that left the feed. It
 // reports Unstable when more than half the feed is new and at least four
 // in five of the new events are such twins.
-func DetectUnstableUIDs(desired []feed.Event, mapped []mapping.Mapping) UIDChurn {
+func DetectUnstableUIDs(desired []feed.Event, mapped []calsyncd.Mapping) UIDChurn {
 	var c UIDChurn
 	if len(desired) < unstableMinEvents || len(mapped) < unstableMinEvents {
 		return c
 	}
-	want := make(map[mapping.Key]bool, len(desired))
+	want := make(map[calsyncd.Key]bool, len(desired))
 	for i := range desired {
 		want[desired[i].Key()] = true
 	}
-	have := make(map[mapping.Key]bool, len(mapped))
+	have := make(map[calsyncd.Key]bool, len(mapped))
 	gone := map[string]int{} // content hash -> mapped events that left
 	for _, m := range mapped {
 		have[m.Key] = true

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"testing"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/diff"
 	"github.com/calsyncd/calsyncd/internal/feed"
-	"github.com/calsyncd/calsyncd/internal/mapping"
 )
 
 func TestDetectUnstableUIDs(t *testing.T) {
@@ -17,10 +17,10 @@ func TestDetectUnstableUIDs(t *testing.T) {
 		}
 		return out
 	}
-	mapped := func(evs []feed.Event) []mapping.Mapping {
-		var out []mapping.Mapping
+	mapped := func(evs []feed.Event) []calsyncd.Mapping {
+		var out []calsyncd.Mapping
 		for _, ev := range evs {
-			out = append(out, mapping.Mapping{Key: ev.Key(), Hash: ev.Hash})
+			out = append(out, calsyncd.Mapping{Key: ev.Key(), Hash: ev.Hash})
 		}
 		return out
 	}
@@ -42,7 +42,7 @@ func TestDetectUnstableUIDs(t *testing.T) {
 	before := events("outlook", 10)
 	tests := map[string]struct {
 		desired  []feed.Event
-		mapped   []mapping.Mapping
+		mapped   []calsyncd.Mapping
 		unstable bool
 		new      int
 		twins    int

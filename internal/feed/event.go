@@ -1,17 +1,13 @@
-// Package feed fetches iCalendar feeds and turns them into normalised
-// events: resolved time zones, unescaped text, canonical recurrence, and a
-// content hash over what Google shows. It knows nothing of Google.
+// Package feed turns iCalendar documents into normalised events: repaired
+// syntax, resolved time zones (through package tz), unescaped text,
+// canonical recurrence, and a content hash over what Google shows. It does
+// no I/O (package fetch gets the bytes) and knows nothing of Google.
 package feed
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"io"
-	"slices"
-	"strconv"
 	"time"
 
-	"github.com/calsyncd/calsyncd/internal/mapping"
+	calsyncd "github.com/calsyncd/calsyncd"
 )
 
 // Time is an event boundary.
@@ -55,6 +51,11 @@ type Event struct {
 	RecurrenceID string
 	// ThisAndFuture is set when the override has RANGE=THISANDFUTURE.
 	ThisAndFuture bool
+	// Original is the original start RecurrenceID names, as the occurrences
+	// of its Series are identified (midnight UTC of the date in an all-day
+	// series, the instant in the series' zone otherwise); zero for a master
+	// or a single event.
+	Original Time
 
 	Summary     string
 	Description string
@@ -66,62 +67,33 @@ type Event struct {
 	Status       string
 	Transparency string
 	Visibility   string
-	// Recurrence holds RRULE, EXRULE, RDATE and EXDATE lines in the form
-	// Google accepts (no DTSTART).
+	// Recurrence holds RRULE, RDATE and EXDATE lines in the form Google
+	// accepts (no DTSTART): what Google shows of the series.
 	Recurrence []string
-	Sequence   int
+	// Series is the recurrence the parser read, for whoever needs its
+	// occurrences: the one model of a series, so no one parses Recurrence
+	// again. Recurrence is always Series.Lines(); SetSeries keeps them so.
+	Series   *Series
+	Sequence int
 
-	// Hash is a content hash over every field that changes what Google
-	// shows (not DTSTAMP, SEQUENCE or property order).
+	// Hash is the content hash of what Google shows of the event (Shown),
+	// so DTSTAMP, SEQUENCE and property order never change it.
 	Hash string
 }
 
 // Key is the event's identity within its feed.
-func (e *Event) Key() mapping.Key {
-	return mapping.Key{UID: e.UID, RecurrenceID: e.RecurrenceID}
+func (e *Event) Key() calsyncd.Key {
+	return calsyncd.Key{UID: e.UID, RecurrenceID: e.RecurrenceID}
 }
 
 // IsRecurring reports whether the event is the master of a series.
 func (e *Event) IsRecurring() bool { return len(e.Recurrence) > 0 }
 
-// hashVersion changes whenever what we write to Google changes, so that every
-// mirrored event is rewritten once.
-const hashVersion = "h1"
-
-// ComputeHash returns the content hash of e.
-func (e *Event) ComputeHash() string {
-	h := sha256.New()
-	var num [20]byte
-	w := func(s string) {
-		h.Write(strconv.AppendInt(num[:0], int64(len(s)), 10))
-		h.Write([]byte{':'})
-		io.WriteString(h, s)
+// SetSeries makes the event the master of s (nil: no series), its
+// Recurrence lines rendered from it.
+func (e *Event) SetSeries(s *Series) {
+	e.Series, e.Recurrence = s, nil
+	if s != nil {
+		e.Recurrence = s.Lines()
 	}
-	w(hashVersion)
-	w(e.Summary)
-	w(e.Description)
-	w(e.Location)
-	w(e.URL)
-	for _, t := range [2]Time{e.Start, e.End} {
-		if t.AllDay {
-			w("D" + t.Date())
-		} else {
-			w("T" + strconv.FormatInt(t.T.Unix(), 10) + "@" + t.Zone)
-		}
-	}
-	w(e.Status)
-	w(e.Transparency)
-	w(e.Visibility)
-	if e.ThisAndFuture {
-		w("thisandfuture")
-	}
-	rec := e.Recurrence
-	if !slices.IsSorted(rec) {
-		rec = slices.Sorted(slices.Values(rec))
-	}
-	for _, r := range rec {
-		w(r)
-	}
-	var sum [sha256.Size]byte
-	return hex.EncodeToString(h.Sum(sum[:0])[:16])
 }

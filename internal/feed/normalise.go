@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 
 	ical "github.com/arran4/golang-ical"
-	"github.com/teambition/rrule-go"
+	"github.com/calsyncd/calsyncd/internal/tz"
 )
 
 // Properties of a VEVENT that may appear once.
@@ -123,7 +123,7 @@ func (p *parser) noteYear(pr *ical.IANAProperty) {
 		return
 	}
 	if y, err := strconv.Atoi(pr.Value[:4]); err == nil && y > 1 && y < 9999 {
-		p.zones.useYear(tzid, y)
+		p.zones.UseYear(tzid, y)
 	}
 }
 
@@ -144,20 +144,14 @@ func validText(s string) string {
 	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
-// series is what the window, duplicate resolution and recurrence-id
-// alignment need beyond the Event.
+// series is what duplicate resolution and recurrence-id alignment need
+// beyond the Event (the recurrence itself is Event.Series).
 type series struct {
 	lastModified time.Time
 	stamp        time.Time
-	// rule is the validated RRULE with DTSTART set; nil without one.
-	rule    *rrule.ROption
-	rdates  []time.Time
-	exdates []time.Time
 	// ridWall is the RECURRENCE-ID's wall clock, for aligning its type
 	// with the master's.
 	ridWall time.Time
-	// startWall is DTSTART's wall clock.
-	startWall time.Time
 }
 
 func (p *parser) normalise(r *rawEvent) (Event, *series, error) {
@@ -202,7 +196,7 @@ func (p *parser) normalise(r *rawEvent) (Event, *series, error) {
 		return ev, nil, errors.New("no DTSTART")
 	}
 	var err error
-	if ev.Start, s.startWall, err = p.parseTime(start, ev.UID); err != nil {
+	if ev.Start, _, err = p.parseTime(start, ev.UID); err != nil {
 		return ev, nil, fmt.Errorf("DTSTART: %w", err)
 	}
 	if err := p.setEnd(&ev, r); err != nil {
@@ -213,14 +207,14 @@ func (p *parser) normalise(r *rawEvent) (Event, *series, error) {
 		if err != nil {
 			return ev, nil, fmt.Errorf("RECURRENCE-ID: %w", err)
 		}
-		ev.RecurrenceID = CanonicalRecurrenceID(t)
+		ev.RecurrenceID, ev.Original = CanonicalRecurrenceID(t), t
 		s.ridWall = wall
 		ev.ThisAndFuture = strings.EqualFold(param(rid, "RANGE"), "THISANDFUTURE")
 	}
 	if r.exrule {
 		p.warn(ev.UID, "EXRULE ignored (deprecated by RFC 5545 and not supported by Google)")
 	}
-	if err := p.recurrence(&ev, s, r); err != nil {
+	if err := p.recurrence(&ev, r); err != nil {
 		return ev, nil, err
 	}
 	return ev, s, nil
@@ -318,18 +312,18 @@ func (p *parser) timeValue(v, tzid string, date bool, uid string) (Time, time.Ti
 	}
 	z := p.floating
 	if tzid != "" {
-		z = p.zones.resolve(tzid)
-		switch z.how {
-		case zoneUnresolved:
-			p.warnOnce("tz:"+tzid, fmt.Sprintf("unknown time zone %q: its times are read as %s", tzid, p.floating.name))
+		z = p.zones.Resolve(tzid)
+		switch z.How {
+		case tz.Unresolved:
+			p.warnOnce("tz:"+tzid, fmt.Sprintf("unknown time zone %q: its times are read as %s", tzid, p.floating.Name))
 			z = p.floating
-		case zoneByCustom:
+		case tz.ByCustom:
 			p.warnOnce("tz:"+tzid, fmt.Sprintf("time zone %q matches no IANA zone: its times are converted to UTC with the feed's own rules", tzid))
 		}
 	}
-	t, _ := z.wallTime(wall)
-	name := z.name
-	if name == zoneUTC {
+	t, _ := z.WallTime(wall)
+	name := z.Name
+	if name == tz.UTC {
 		name = ""
 	}
 	return Time{T: t, Zone: name}, wall, nil
@@ -387,6 +381,32 @@ func CanonicalRecurrenceID(t Time) string {
 		return t.T.Format("20060102")
 	}
 	return t.T.UTC().Format("20060102T150405Z")
+}
+
+// ParseRecurrenceID reads a canonical recurrence id (CanonicalRecurrenceID)
+// as the original start it names in a series starting at start, the way
+// the series identifies its occurrences. It is for keys read back from the
+// store; events carry theirs as Event.Original.
+func ParseRecurrenceID(rid string, start Time) (time.Time, bool) {
+	if len(rid) == 8 {
+		t, err := time.Parse("20060102", rid)
+		if err != nil {
+			return time.Time{}, false
+		}
+		if !start.AllDay {
+			st := start.T
+			t = time.Date(t.Year(), t.Month(), t.Day(), st.Hour(), st.Minute(), st.Second(), 0, st.Location())
+		}
+		return t, true
+	}
+	t, err := time.Parse("20060102T150405Z", rid)
+	if err != nil {
+		return time.Time{}, false
+	}
+	if start.AllDay {
+		return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC), true
+	}
+	return t.In(start.T.Location()), true
 }
 
 // Duration is an RFC 5545 duration: days and weeks are nominal (they follow

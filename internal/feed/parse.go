@@ -13,12 +13,13 @@ import (
 
 	ical "github.com/arran4/golang-ical"
 
-	"github.com/calsyncd/calsyncd/internal/mapping"
+	calsyncd "github.com/calsyncd/calsyncd"
+	"github.com/calsyncd/calsyncd/internal/tz"
 )
 
 // ErrNotCalendar is wrapped by errors for input that is not an iCalendar
 // feed at all (an HTML login page, an empty body, JSON...) or is truncated.
-var ErrNotCalendar = errors.New("not an iCalendar feed")
+var ErrNotCalendar = calsyncd.NewError(calsyncd.ClassFeedInvalid, "not an iCalendar feed")
 
 // Identity says how events are keyed.
 type Identity string
@@ -72,7 +73,7 @@ type Calendar struct {
 	// window; Outside are their keys. They left the window, not the feed:
 	// a caller that mirrors only the window must not delete them.
 	OutsideWindow int
-	Outside       []mapping.Key
+	Outside       []calsyncd.Key
 }
 
 // Parse reads an iCalendar document and normalises its events. It fails
@@ -92,7 +93,7 @@ func ParseBytes(data []byte, opts Options) (*Calendar, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &parser{opts: opts, cal: &Calendar{}, zones: newZoneResolver(), warned: map[string]bool{}}
+	p := &parser{opts: opts, cal: &Calendar{}, zones: tz.NewResolver(), warned: map[string]bool{}}
 	for _, rep := range cl.repairs {
 		p.warn("", "repaired: "+rep)
 	}
@@ -216,8 +217,8 @@ func quoteSummary(s string) string {
 type parser struct {
 	opts     Options
 	cal      *Calendar
-	zones    *zoneResolver
-	floating *zone
+	zones    *tz.Resolver
+	floating *tz.Zone
 	warned   map[string]bool
 }
 
@@ -260,9 +261,7 @@ func (p *parser) run(comps []ical.Component) {
 				continue
 			}
 			for _, id := range ids {
-				if _, dup := p.zones.defs[id]; !dup {
-					p.zones.defs[id] = vz
-				}
+				p.zones.Define(id, vz)
 			}
 		case *ical.VEvent:
 			raws = append(raws, p.extract(c.Properties, len(raws)+1))
@@ -286,7 +285,7 @@ func (p *parser) run(comps []ical.Component) {
 	}
 	events, series = p.settleKeys(events, series)
 	if p.opts.WindowPast > 0 || p.opts.WindowFuture > 0 {
-		events = p.window(events, series)
+		events = p.window(events)
 	}
 	for i := range events {
 		events[i].Hash = events[i].ComputeHash()
@@ -301,17 +300,17 @@ func (p *parser) setFloating() {
 		if name == "" {
 			continue
 		}
-		z := p.zones.resolve(name)
-		if z.loc != nil {
+		z := p.zones.Resolve(name)
+		if z.Loc != nil {
 			p.floating = z
-			if z.name != zoneUTC {
-				p.zones.prefer = append(p.zones.prefer, z.name)
+			if z.Name != tz.UTC {
+				p.zones.Prefer(z.Name)
 			}
 			return
 		}
 		p.warnOnce("floating:"+name, fmt.Sprintf("unknown calendar time zone %q ignored", name))
 	}
-	p.floating = &zone{name: zoneUTC, loc: time.UTC, how: zoneByName}
+	p.floating = &tz.Zone{Name: tz.UTC, Loc: time.UTC, How: tz.ByName}
 }
 
 // settleKeys gives events without a UID a stable synthetic one, resolves

@@ -59,7 +59,7 @@ func normaliseRRule(v string) string {
 // the series has a time zone (a DATE when it is all-day); RDATE and EXDATE
 // values in the series' IANA zone, or in UTC when it has none, sorted into
 // one line each so that property order never changes the hash.
-func (p *parser) recurrence(ev *Event, s *series, r *rawEvent) error {
+func (p *parser) recurrence(ev *Event, r *rawEvent) error {
 	if len(r.rrules) == 0 && len(r.rdate) == 0 {
 		if len(r.exdate) > 0 && ev.RecurrenceID == "" {
 			p.warn(ev.UID, "EXDATE without RRULE or RDATE ignored")
@@ -76,39 +76,37 @@ func (p *parser) recurrence(ev *Event, s *series, r *rawEvent) error {
 		slices.SortFunc(r.rrules, func(a, b *ical.IANAProperty) int { return strings.Compare(a.Value, b.Value) })
 		p.warn(ev.UID, fmt.Sprintf("%d RRULEs; kept %q only", len(r.rrules), r.rrules[0].Value))
 	}
-	var lines []string
+	var rule string
 	if len(r.rrules) > 0 {
-		line, opt, err := p.rruleLine(ev, r.rrules[0].Value)
+		v, err := p.rruleValue(ev, r.rrules[0].Value)
 		if err != nil {
 			// The series cannot be expanded: keep its first occurrence.
 			p.warn(ev.UID, fmt.Sprintf("event%s: %v; only its first occurrence is kept", quoteSummary(ev.Summary), err))
 		} else {
-			lines = append(lines, line)
-			s.rule = opt
+			rule = v
 		}
 	}
-	var rdLine, exLine string
-	rdLine, s.rdates = p.dateList(ev, "RDATE", r.rdate)
-	if rdLine != "" {
-		lines = append(lines, rdLine)
-	}
-	if len(lines) == 0 {
+	_, rdates := p.dateList(ev, "RDATE", r.rdate)
+	if rule == "" && len(rdates) == 0 {
 		return nil
 	}
-	exLine, s.exdates = p.dateList(ev, "EXDATE", r.exdate)
-	if exLine != "" {
-		lines = append(lines, exLine)
+	_, exdates := p.dateList(ev, "EXDATE", r.exdate)
+	series, err := seriesOf(ev.Start, rule, rdates, exdates)
+	if err != nil {
+		p.warn(ev.UID, fmt.Sprintf("event%s: %v; only its first occurrence is kept", quoteSummary(ev.Summary), err))
+		return nil
 	}
-	ev.Recurrence = lines
+	ev.SetSeries(series)
 	return nil
 }
 
-// rruleLine validates an RRULE and puts its UNTIL in the form Google
-// wants. The options come back with DTSTART set, for the window.
-func (p *parser) rruleLine(ev *Event, v string) (string, *rrule.ROption, error) {
+// rruleValue validates an RRULE value and puts its UNTIL in the form Google
+// wants (UTC for a timed series, a DATE for an all-day one), dropping a
+// COUNT that comes with an UNTIL.
+func (p *parser) rruleValue(ev *Event, v string) (string, error) {
 	opt, err := parseRRule(v)
 	if err != nil {
-		return "", nil, err
+		return "", err
 	}
 	parts := strings.Split(normaliseRRule(v), ";")
 	out := parts[:0]
@@ -122,33 +120,19 @@ func (p *parser) rruleLine(ev *Event, v string) (string, *rrule.ROption, error) 
 		hasUntil = true
 		until, err := p.until(ev, val)
 		if err != nil {
-			return "", nil, err
+			return "", err
 		}
 		if ev.Start.AllDay {
 			out = append(out, "UNTIL="+until.Format("20060102"))
-			opt.Until = until
 		} else {
 			out = append(out, "UNTIL="+until.UTC().Format("20060102T150405Z"))
-			opt.Until = until
 		}
 	}
 	if hasUntil && opt.Count > 0 {
 		// RFC 5545 forbids both; UNTIL is the safer bound.
-		opt.Count = 0
 		out = slices.DeleteFunc(out, func(s string) bool { return strings.HasPrefix(s, "COUNT=") })
 	}
-	if ev.Start.AllDay {
-		opt.Dtstart = ev.Start.T
-		if !opt.Until.IsZero() {
-			opt.Until = opt.Until.Add(24*time.Hour - time.Second)
-		}
-	} else {
-		opt.Dtstart = ev.Start.T
-		if !opt.Until.IsZero() {
-			opt.Until = opt.Until.In(ev.Start.T.Location())
-		}
-	}
-	return "RRULE:" + strings.Join(out, ";"), opt, nil
+	return strings.Join(out, ";"), nil
 }
 
 // until reads an UNTIL value. For an all-day series it is a date (a UTC
@@ -254,7 +238,8 @@ func (p *parser) alignToStart(ev *Event, t Time, wall time.Time) time.Time {
 
 // alignRecurrenceIDs gives each override's RECURRENCE-ID the type of its
 // master's DTSTART (Exchange writes date-time ids for all-day series), so
-// the key matches the instance Google expands.
+// the key matches the instance Google expands, and its Original the form
+// the master's Series identifies occurrences by.
 func alignRecurrenceIDs(events []Event, ss []*series) {
 	masters := map[string]int{}
 	for i := range events {
@@ -273,13 +258,19 @@ func alignRecurrenceIDs(events []Event, ss []*series) {
 		master := &events[m]
 		isDate := len(ev.RecurrenceID) == 8
 		wall := ss[i].ridWall
+		st := master.Start
 		switch {
-		case master.Start.AllDay && !isDate:
+		case st.AllDay && !isDate:
 			ev.RecurrenceID = wall.Format("20060102")
-		case !master.Start.AllDay && isDate:
-			st := master.Start.T
-			t := time.Date(wall.Year(), wall.Month(), wall.Day(), st.Hour(), st.Minute(), st.Second(), 0, st.Location())
+			ev.Original = Time{AllDay: true, T: time.Date(wall.Year(), wall.Month(), wall.Day(), 0, 0, 0, 0, time.UTC)}
+		case st.AllDay:
+			ev.Original = Time{AllDay: true, T: ev.Original.T}
+		case isDate:
+			t := time.Date(wall.Year(), wall.Month(), wall.Day(), st.T.Hour(), st.T.Minute(), st.T.Second(), 0, st.T.Location())
 			ev.RecurrenceID = t.UTC().Format("20060102T150405Z")
+			ev.Original = Time{T: t, Zone: st.Zone}
+		default:
+			ev.Original = Time{T: ev.Original.T.In(st.T.Location()), Zone: st.Zone}
 		}
 	}
 }

@@ -158,3 +158,69 @@ func TestSeriesReadsBackTheCorpus(t *testing.T) {
 		t.Errorf("only %d recurring events in the corpus", n)
 	}
 }
+
+// TestParserHandsOnItsSeries: every recurring event of the corpus carries
+// the series the parser read, and it says the same as the event's lines and
+// as reading them back; every override with a series in the feed carries
+// its original start as that series names its occurrences.
+func TestParserHandsOnItsSeries(t *testing.T) {
+	dir, files := corpus.Files(t)
+	masters, overrides := 0, 0
+	for _, name := range files {
+		body, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(body, []byte("RRULE")) && !bytes.Contains(body, []byte("RDATE")) {
+			continue
+		}
+		cal := mustParseCorpus(t, name, feed.Options{})
+		series := map[string]*feed.Event{}
+		for i := range cal.Events {
+			ev := &cal.Events[i]
+			if ev.IsRecurring() != (ev.Series != nil) {
+				t.Errorf("%s %s: recurring %v, series %v", name, ev.UID, ev.IsRecurring(), ev.Series != nil)
+				continue
+			}
+			if ev.Series == nil {
+				continue
+			}
+			masters++
+			series[ev.UID] = ev
+			read, err := feed.ParseSeries(ev)
+			if err != nil {
+				t.Fatalf("%s %s: %v", name, ev.UID, err)
+			}
+			if !slices.Equal(ev.Series.Lines(), ev.Recurrence) || !slices.Equal(read.Lines(), ev.Recurrence) {
+				t.Errorf("%s %s: series %q, read back %q, lines %q", name, ev.UID, ev.Series.Lines(), read.Lines(), ev.Recurrence)
+			}
+			a, b := ev.Series.Occurrences(50), read.Occurrences(50)
+			for {
+				x, okx := a()
+				y, oky := b()
+				if okx != oky || !x.Equal(y) {
+					t.Errorf("%s %s: occurrences differ: %s %v, read back %s %v", name, ev.UID, x, okx, y, oky)
+					break
+				}
+				if !okx {
+					break
+				}
+			}
+		}
+		for i := range cal.Events {
+			ov := &cal.Events[i]
+			m := series[ov.UID]
+			if ov.RecurrenceID == "" || m == nil {
+				continue
+			}
+			overrides++
+			want, ok := feed.ParseRecurrenceID(ov.RecurrenceID, m.Start)
+			if !ok || !ov.Original.T.Equal(want) || ov.Original.AllDay != m.Start.AllDay || feed.CanonicalRecurrenceID(ov.Original) != ov.RecurrenceID {
+				t.Errorf("%s %s: original start %+v for recurrence id %s (series all-day %v)", name, ov.UID, ov.Original, ov.RecurrenceID, m.Start.AllDay)
+			}
+		}
+	}
+	if masters < 100 || overrides < 10 {
+		t.Errorf("only %d series and %d overrides in the corpus", masters, overrides)
+	}
+}

@@ -14,7 +14,7 @@ const maxExpansion = 100000
 // stays while any instance, or any of its overrides, falls inside; an
 // override stays with its master (Google cannot hold an instance without
 // one), and an orphan override when it falls inside itself.
-func (p *parser) window(events []Event, ss []*series) []Event {
+func (p *parser) window(events []Event) []Event {
 	now := p.opts.Now
 	if now.IsZero() {
 		now = time.Now()
@@ -41,7 +41,7 @@ func (p *parser) window(events []Event, ss []*series) []Event {
 		}
 		hasMaster[ev.UID] = true
 		if ev.IsRecurring() {
-			keepMaster[ev.UID] = seriesOverlaps(ev, ss[i], lo, hi)
+			keepMaster[ev.UID] = seriesOverlaps(ev, lo, hi)
 		} else {
 			keepMaster[ev.UID] = overlaps(ev.Start.T, ev.End.T)
 		}
@@ -72,7 +72,11 @@ func (p *parser) window(events []Event, ss []*series) []Event {
 
 // seriesOverlaps reports whether any instance of a recurring master
 // overlaps [lo, hi) (zero bounds are open).
-func seriesOverlaps(ev *Event, s *series, lo, hi time.Time) bool {
+func seriesOverlaps(ev *Event, lo, hi time.Time) bool {
+	s := ev.Series
+	if s == nil {
+		return true
+	}
 	length := ev.End.T.Sub(ev.Start.T)
 	from := lo
 	if !from.IsZero() {
@@ -97,10 +101,14 @@ func seriesOverlaps(ev *Event, s *series, lo, hi time.Time) bool {
 			return true
 		}
 	}
-	if s.rule == nil {
+	rule, err := s.ruleOptions()
+	if err != nil {
+		return true
+	}
+	if rule == nil {
 		return in(ev.Start.T) && !excluded(ev.Start.T)
 	}
-	opt := *s.rule
+	opt := *rule
 	if !hi.IsZero() && !ev.Start.T.Before(hi) {
 		return false
 	}

@@ -2,6 +2,8 @@ package gcalwriter
 
 import (
 	"time"
+
+	calsyncd "github.com/calsyncd/calsyncd"
 )
 
 // Backoff is how long to wait before retry number attempt (1 for the first
@@ -50,7 +52,7 @@ func throttleUntil(c Classification, level int, jitter float64, now time.Time, r
 	switch {
 	case c.Daily:
 		return maxTime(NextDailyReset(now), now.Add(c.RetryAfter))
-	case c.Class == ClassUsageLimited:
+	case c.Class == calsyncd.ClassUsageLimited:
 		return now.Add(Backoff(usageWindowBase, usageWindowCap, level, jitter, max(c.RetryAfter, usageWindowBase)))
 	default:
 		return now.Add(Backoff(rateBase, rateCap, level, jitter, c.RetryAfter))

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/gcalwriter"
 )
 
@@ -68,9 +69,9 @@ func TestBackoffGrowsWithinEqualJitterBounds(t *testing.T) {
 
 func TestThrottleUntil(t *testing.T) {
 	now := time.Date(2027, 3, 10, 12, 0, 0, 0, time.UTC) // 04:00 PST (UTC-8)
-	rate := gcalwriter.Classification{Class: gcalwriter.ClassRateLimited}
-	usage := gcalwriter.Classification{Class: gcalwriter.ClassUsageLimited}
-	daily := gcalwriter.Classification{Class: gcalwriter.ClassUsageLimited, Daily: true}
+	rate := gcalwriter.Classification{Class: calsyncd.ClassRateLimited}
+	usage := gcalwriter.Classification{Class: calsyncd.ClassUsageLimited}
+	daily := gcalwriter.Classification{Class: calsyncd.ClassUsageLimited, Daily: true}
 	tests := []struct {
 		name   string
 		c      gcalwriter.Classification
@@ -82,7 +83,7 @@ func TestThrottleUntil(t *testing.T) {
 		{"rate limit, first window, least jitter", rate, 1, 0, 15 * time.Second},
 		{"rate limit doubles", rate, 3, 1, 2 * time.Minute},
 		{"rate limit capped at 15 min", rate, 20, 1, 15 * time.Minute},
-		{"rate limit with a long Retry-After", gcalwriter.Classification{Class: gcalwriter.ClassRateLimited, RetryAfter: 20 * time.Minute}, 1, 1, 20 * time.Minute},
+		{"rate limit with a long Retry-After", gcalwriter.Classification{Class: calsyncd.ClassRateLimited, RetryAfter: 20 * time.Minute}, 1, 1, 20 * time.Minute},
 		{"usage limit, first window is an hour whatever the jitter", usage, 1, 0, time.Hour},
 		{"usage limit doubles", usage, 2, 1, 2 * time.Hour},
 		{"usage limit capped at 4 h", usage, 9, 1, 4 * time.Hour},

@@ -28,9 +28,9 @@ import (
 //   - runs: sync runs until the plan is empty (the next run starts as soon
 //     as a throttle window lets it).
 //
-// The writer runs with config.Default's writer settings. Google answers
-// after benchLatency, less than the spacing, so the pacing bound holds with
-// the one slot a backfill gets. Quota buckets hold 2 s (10/s) and 5 s
+// The writer runs with gcalwriter.DefaultOptions (config's defaults).
+// Google answers after benchLatency, less than the spacing, so the pacing
+// bound holds with the one slot a backfill gets. Quota buckets hold 2 s (10/s) and 5 s
 // (2/s) of writes.
 //
 // The naive writer is the seed's: five concurrent inserts, no pacing, no
@@ -129,7 +129,8 @@ func convergeUnderQuota(tb testing.TB, sc benchScenario, n int, clock virtualTim
 		if err != nil {
 			tb.Fatal(err)
 		}
-		o := gcalwriter.Options{Account: "alice", Seed: 1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		o := gcalwriter.DefaultOptions()
+		o.Account, o.Seed, o.Logger = "alice", 1, slog.New(slog.NewTextHandler(io.Discard, nil))
 		if c, ok := clock.(gcalwriter.Clock); ok {
 			o.Clock = c
 		}
@@ -145,7 +146,7 @@ func convergeUnderQuota(tb testing.TB, sc benchScenario, n int, clock virtualTim
 			c.converged = true
 			break
 		}
-		res := w.Apply(context.Background(), gcalwriter.Batch{SubscriptionID: sub, CalendarID: cal, Ops: plan.Ops(), Backfill: c.runs == 0}, p)
+		res := w.Apply(context.Background(), diff.Batch{SubscriptionID: sub, CalendarID: cal, Ops: plan.Ops(), Backfill: c.runs == 0}, p)
 		c.runs++
 		if res.Err != nil {
 			tb.Fatalf("run %d: %v", c.runs, res.Err)

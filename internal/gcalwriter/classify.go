@@ -13,30 +13,13 @@ import (
 	"golang.org/x/oauth2"
 	"google.golang.org/api/googleapi"
 
-	"github.com/calsyncd/calsyncd/internal/feed"
-)
-
-// Class is what an error from Google means for the sync. Every error is
-// classified here and nowhere else.
-type Class string
-
-// Error classes (DESIGN.md §2).
-const (
-	ClassNone         Class = ""
-	ClassRateLimited  Class = "rate_limited"
-	ClassUsageLimited Class = "usage_limited"
-	ClassTransient    Class = "transient"
-	ClassAuth         Class = "auth"
-	ClassGone         Class = "gone"
-	ClassConflict     Class = "conflict"
-	ClassPrecondition Class = "precondition"
-	ClassInvalid      Class = "invalid"
-	ClassCanceled     Class = "canceled"
+	calsyncd "github.com/calsyncd/calsyncd"
+	"github.com/calsyncd/calsyncd/internal/retryafter"
 )
 
 // Classification is the verdict on one error.
 type Classification struct {
-	Class Class
+	Class calsyncd.ErrorClass
 	// Code is the HTTP status, when there was one.
 	Code int
 	// Reason is Google's errors[0].reason (or the OAuth error code), when
@@ -54,7 +37,7 @@ type Classification struct {
 // Retryable reports whether the same request may succeed if sent again
 // after a pause.
 func (c Classification) Retryable() bool {
-	return c.Class == ClassRateLimited || c.Class == ClassTransient
+	return c.Class == calsyncd.ClassRateLimited || c.Class == calsyncd.ClassTransient
 }
 
 // Classify sorts an error into a Class, reading an HTTP-date Retry-After
@@ -79,24 +62,24 @@ func ClassifyAt(err error, now time.Time) Classification {
 		return classifyRetrieve(rerr)
 	}
 	if errors.Is(err, context.Canceled) {
-		return Classification{Class: ClassCanceled, Message: "canceled"}
+		return Classification{Class: calsyncd.ClassCanceled, Message: "canceled"}
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return Classification{Class: ClassTransient, Message: "request timed out"}
+		return Classification{Class: calsyncd.ClassTransient, Message: "request timed out"}
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) ||
 		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) ||
 		errors.Is(err, syscall.ETIMEDOUT) || errors.Is(err, net.ErrClosed) {
-		return Classification{Class: ClassTransient, Message: "connection lost: " + err.Error()}
+		return Classification{Class: calsyncd.ClassTransient, Message: "connection lost: " + err.Error()}
 	}
 	var nerr net.Error
 	if errors.As(err, &nerr) {
-		return Classification{Class: ClassTransient, Message: "network error: " + nerr.Error()}
+		return Classification{Class: calsyncd.ClassTransient, Message: "network error: " + nerr.Error()}
 	}
 	// Anything else came from the transport (a TLS failure, a garbled
 	// answer): retrying is the safe choice, retries are bounded, and a run
 	// that only fails this way still counts toward ERROR.
-	return Classification{Class: ClassTransient, Message: err.Error()}
+	return Classification{Class: calsyncd.ClassTransient, Message: err.Error()}
 }
 
 // Google's reasons, as documented on "Handle API errors" and seen in the
@@ -142,47 +125,47 @@ func classifyAPI(e *googleapi.Error, now time.Time) Classification {
 	}
 	perDay := strings.Contains(e.Message, "Queries per day") || strings.Contains(allMessages(e), "Queries per day")
 	if e.Header != nil {
-		c.RetryAfter = feed.ParseRetryAfter(e.Header.Get("Retry-After"), e.Header.Get("Date"), now)
+		c.RetryAfter = retryafter.Parse(e.Header.Get("Retry-After"), e.Header.Get("Date"), now)
 	}
 	switch {
 	case e.Code == http.StatusTooManyRequests:
-		c.Class = ClassRateLimited
+		c.Class = calsyncd.ClassRateLimited
 		if perDay {
-			c.Class, c.Daily = ClassUsageLimited, true
+			c.Class, c.Daily = calsyncd.ClassUsageLimited, true
 		}
 	case e.Code == http.StatusForbidden:
 		switch {
 		case has(reasonRateLimit) || has(reasonUserRateLimit):
 			// The same reason covers the per-minute limits and the
 			// project's daily quota; only the message tells them apart.
-			c.Class = ClassRateLimited
+			c.Class = calsyncd.ClassRateLimited
 			if perDay {
-				c.Class, c.Daily = ClassUsageLimited, true
+				c.Class, c.Daily = calsyncd.ClassUsageLimited, true
 			}
 		case has(reasonQuota):
-			c.Class = ClassUsageLimited
+			c.Class = calsyncd.ClassUsageLimited
 		case has(reasonDaily) || has(reasonDailyUnreg):
-			c.Class, c.Daily = ClassUsageLimited, true
+			c.Class, c.Daily = calsyncd.ClassUsageLimited, true
 		case has(reasonNonOrganizer):
-			c.Class = ClassInvalid
+			c.Class = calsyncd.ClassInvalid
 		default:
 			// forbidden, insufficientPermissions, accessNotConfigured, an
 			// unknown reason or none: a person must look.
-			c.Class = ClassAuth
+			c.Class = calsyncd.ClassAuth
 		}
 	case e.Code == http.StatusUnauthorized:
-		c.Class = ClassAuth
+		c.Class = calsyncd.ClassAuth
 	case e.Code == http.StatusNotFound, e.Code == http.StatusGone:
-		c.Class = ClassGone
+		c.Class = calsyncd.ClassGone
 	case e.Code == http.StatusConflict:
-		c.Class = ClassConflict
+		c.Class = calsyncd.ClassConflict
 	case e.Code == http.StatusPreconditionFailed:
-		c.Class = ClassPrecondition
+		c.Class = calsyncd.ClassPrecondition
 	case e.Code == http.StatusRequestTimeout, e.Code >= 500, e.Code == 0:
-		c.Class = ClassTransient
+		c.Class = calsyncd.ClassTransient
 	default:
 		// 400 and every other 4xx: this request, as it is, will not succeed.
-		c.Class = ClassInvalid
+		c.Class = calsyncd.ClassInvalid
 	}
 	return c
 }
@@ -204,7 +187,7 @@ var fatalOAuthCodes = map[string]bool{
 }
 
 func classifyRetrieve(e *oauth2.RetrieveError) Classification {
-	c := Classification{Class: ClassAuth, Reason: e.ErrorCode, Message: "token refresh failed"}
+	c := Classification{Class: calsyncd.ClassAuth, Reason: e.ErrorCode, Message: "token refresh failed"}
 	if e.Response != nil {
 		c.Code = e.Response.StatusCode
 	}
@@ -228,7 +211,7 @@ func classifyRetrieve(e *oauth2.RetrieveError) Classification {
 		}
 	case c.Code == http.StatusTooManyRequests || c.Code >= 500 || c.Code == http.StatusRequestTimeout:
 		// The token endpoint itself is having trouble; the grant is fine.
-		c.Class = ClassTransient
+		c.Class = calsyncd.ClassTransient
 		c.Message = "the Google token endpoint is unavailable"
 	}
 	return c

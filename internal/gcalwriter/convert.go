@@ -4,6 +4,7 @@
 // errors in one place (Classify), retries within a budget (Backoff), defers
 // what Google throttles behind a per-account window it remembers across
 // restarts, and persists every successful write at once through a callback.
+// One Writer serves one Google account: Pool holds them.
 package gcalwriter
 
 import (
@@ -28,43 +29,50 @@ const (
 // maxPropValue is Google's limit on an extended property value.
 const maxPropValue = 1024
 
-// ToGoogle converts a feed event to the Google event we write for it. The id
-// is left for the caller. It never sets attendees: Google would email them.
+// ToGoogle converts a feed event to the Google event we write for it: what
+// Google shows of it (feed.Shown) and our marks. The id is left for the
+// caller. It never sets attendees: Google would email them.
 func ToGoogle(subscriptionID string, ev *feed.Event) *calendar.Event {
-	g := &calendar.Event{
-		Summary:      ev.Summary,
-		Description:  ev.Description,
-		Location:     ev.Location,
-		Start:        eventTime(ev.Start, ev.IsRecurring()),
-		End:          eventTime(ev.End, ev.IsRecurring()),
-		Status:       ev.Status,
-		Transparency: ev.Transparency,
-		Visibility:   ev.Visibility,
-		Recurrence:   ev.Recurrence,
-		ExtendedProperties: &calendar.EventExtendedProperties{
-			Private: map[string]string{
-				PropSubscription: subscriptionID,
-				PropUID:          clip(ev.UID),
-				PropHash:         ev.Hash,
-			},
+	g := fromShown(ev.Shown())
+	g.ExtendedProperties = &calendar.EventExtendedProperties{
+		Private: map[string]string{
+			PropSubscription: subscriptionID,
+			PropUID:          clip(ev.UID),
+			PropHash:         ev.Hash,
 		},
 	}
 	if ev.RecurrenceID != "" {
 		g.ExtendedProperties.Private[PropRecurrenceID] = ev.RecurrenceID
 	}
-	if u, err := url.Parse(ev.URL); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
-		title := ev.Summary
+	return g
+}
+
+// fromShown is Google's form of what an event shows.
+func fromShown(s feed.Shown) *calendar.Event {
+	g := &calendar.Event{
+		Summary:      s.Summary,
+		Description:  s.Description,
+		Location:     s.Location,
+		Start:        eventTime(s.Start),
+		End:          eventTime(s.End),
+		Status:       s.Status,
+		Transparency: s.Transparency,
+		Visibility:   s.Visibility,
+		Recurrence:   s.Recurrence,
+	}
+	if u, err := url.Parse(s.URL); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+		title := s.Summary
 		if title == "" {
 			title = u.Host
 		}
-		g.Source = &calendar.EventSource{Title: title, Url: ev.URL}
+		g.Source = &calendar.EventSource{Title: title, Url: s.URL}
 	}
 	if g.Status == "" {
 		g.Status = feed.StatusConfirmed
 	}
 	// Google requires a time zone on recurring timed events; a UTC series is
 	// expanded in UTC.
-	if ev.IsRecurring() && !ev.Start.AllDay {
+	if s.IsRecurring() && !s.Start.AllDay {
 		if g.Start.TimeZone == "" {
 			g.Start.TimeZone = "UTC"
 		}
@@ -75,7 +83,7 @@ func ToGoogle(subscriptionID string, ev *feed.Event) *calendar.Event {
 	return g
 }
 
-func eventTime(t feed.Time, recurring bool) *calendar.EventDateTime {
+func eventTime(t feed.Time) *calendar.EventDateTime {
 	if t.AllDay {
 		return &calendar.EventDateTime{Date: t.Date()}
 	}

@@ -28,7 +28,7 @@ func ExampleWriter_Apply() {
 	for _, ev := range events(3) {
 		ops = append(ops, diff.Op{Kind: diff.Create, Key: ev.Key(), Event: &ev})
 	}
-	res := w.Apply(context.Background(), gcalwriter.Batch{SubscriptionID: "team", CalendarID: "team@example.com", Ops: ops}, newMem())
+	res := w.Apply(context.Background(), diff.Batch{SubscriptionID: "team", CalendarID: "team@example.com", Ops: ops}, newMem())
 	fmt.Printf("created %d, deferred %d, error %v\n", res.Created, res.Deferred, res.Err)
 	st := w.State()
 	// The account's writes are deferred, without asking Google, for 15-30 s.

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/api/googleapi"
 	"google.golang.org/api/option"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/diff"
 	"github.com/calsyncd/calsyncd/internal/feed"
 	"github.com/calsyncd/calsyncd/internal/gcalfake"
@@ -22,22 +23,22 @@ import (
 
 // applier is our writer or the naive one.
 type applier interface {
-	Apply(ctx context.Context, b gcalwriter.Batch, p gcalwriter.Persister) gcalwriter.Result
+	Apply(ctx context.Context, b diff.Batch, p calsyncd.Persister) calsyncd.WriteResult
 }
 
 // converge runs sync after sync as the scheduler would: plan the feed
 // against what the persister saved (internal/diff), write the plan, wait
 // for the next run. It returns the results of the runs that had writes;
 // the calendar has converged when the next plan is empty.
-func converge(t testing.TB, w applier, p *memPersister, desired []feed.Event, maxRuns int, wait func(gcalwriter.Result)) []gcalwriter.Result {
+func converge(t testing.TB, w applier, p *memPersister, desired []feed.Event, maxRuns int, wait func(calsyncd.WriteResult)) []calsyncd.WriteResult {
 	t.Helper()
-	var results []gcalwriter.Result
+	var results []calsyncd.WriteResult
 	for range maxRuns {
 		plan := diff.Compute(desired, p.mappings(), p.rejections())
 		if plan.Writes() == 0 {
 			return results
 		}
-		res := w.Apply(context.Background(), gcalwriter.Batch{SubscriptionID: sub, CalendarID: cal, Ops: plan.Ops(), Backfill: len(results) == 0}, p)
+		res := w.Apply(context.Background(), diff.Batch{SubscriptionID: sub, CalendarID: cal, Ops: plan.Ops(), Backfill: len(results) == 0}, p)
 		checkAccounted(t, res, plan.Writes())
 		results = append(results, res)
 		wait(res)
@@ -49,7 +50,7 @@ func converge(t testing.TB, w applier, p *memPersister, desired []feed.Event, ma
 }
 
 // hourly waits for the next scheduled run (in a synctest bubble).
-func hourly(gcalwriter.Result) { time.Sleep(time.Hour) }
+func hourly(calsyncd.WriteResult) { time.Sleep(time.Hour) }
 
 // naiveWriter is the seed's gcal_writer: up to five concurrent inserts, no
 // pacing, no retries. It only creates.
@@ -68,9 +69,9 @@ func newNaive(t testing.TB, fake *gcalfake.Server, user string) *naiveWriter {
 	return &naiveWriter{svc: svc, concurrency: 5}
 }
 
-func (n *naiveWriter) Apply(ctx context.Context, b gcalwriter.Batch, p gcalwriter.Persister) gcalwriter.Result {
+func (n *naiveWriter) Apply(ctx context.Context, b diff.Batch, p calsyncd.Persister) calsyncd.WriteResult {
 	var (
-		res gcalwriter.Result
+		res calsyncd.WriteResult
 		mu  sync.Mutex
 		wg  sync.WaitGroup
 	)
@@ -87,14 +88,14 @@ func (n *naiveWriter) Apply(ctx context.Context, b gcalwriter.Batch, p gcalwrite
 				switch {
 				case err == nil:
 					res.Created++
-					_ = p.Saved(ctx, mapping.Mapping{Key: op.Key, EventID: id, Hash: op.Event.Hash, ETag: got.Etag})
+					_ = p.Saved(ctx, calsyncd.Mapping{Key: op.Key, EventID: id, Hash: op.Event.Hash, ETag: got.Etag})
 				case errors.As(err, &gerr) && gerr.Code == 409:
 					// Created by an earlier run whose mapping was lost.
 					res.Created++
-					_ = p.Saved(ctx, mapping.Mapping{Key: op.Key, EventID: id, Hash: op.Event.Hash})
+					_ = p.Saved(ctx, calsyncd.Mapping{Key: op.Key, EventID: id, Hash: op.Event.Hash})
 				default:
 					res.Failed++
-					if gcalwriter.Classify(err).Class == gcalwriter.ClassRateLimited {
+					if gcalwriter.Classify(err).Class == calsyncd.ClassRateLimited {
 						n.rejected++
 					}
 				}
@@ -121,7 +122,7 @@ func TestSeedIncidentNaiveBaseline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, gcalfake.Options{Latency: incidentLatency, Quota: incidentQuota})
 		naive := newNaive(t, h.fake, "alice")
-		res := naive.Apply(context.Background(), gcalwriter.Batch{SubscriptionID: sub, CalendarID: cal, Ops: creates(events(142))}, newMem())
+		res := naive.Apply(context.Background(), diff.Batch{SubscriptionID: sub, CalendarID: cal, Ops: creates(events(142))}, newMem())
 		if naive.rejected != 77 || res.Created != 65 {
 			t.Fatalf("naive writer: %d created, %d rejected; the seed saw 65 and 77", res.Created, naive.rejected)
 		}
@@ -140,7 +141,7 @@ func TestSeedIncidentReplayed(t *testing.T) {
 				t.Errorf("run %d: %+v", i+1, res)
 			}
 			t.Logf("run %d: created %d deferred %d retries %d waited %s, rate-limited %d times",
-				i+1, res.Created, res.Deferred, res.Retries, res.Waited, res.ByClass[gcalwriter.ClassRateLimited])
+				i+1, res.Created, res.Deferred, res.Retries, res.Waited, res.ByClass[calsyncd.ClassRateLimited])
 		}
 		if len(results) > 3 {
 			t.Errorf("converged in %d runs, want at most 3", len(results))
@@ -190,7 +191,7 @@ func TestLostResponsesAndServerErrorsNeverDuplicate(t *testing.T) {
 				desired := events(60)
 				// check also counts the answers that prove the recovery paths
 				// ran: 409 after a lost insert, 412 after a lost update.
-				check := func(results []gcalwriter.Result, recovered gcalwriter.Class) {
+				check := func(results []calsyncd.WriteResult, recovered calsyncd.ErrorClass) {
 					n := 0
 					for i, res := range results {
 						if res.Err != nil || res.Deferred != 0 || res.Rejected != 0 {
@@ -202,7 +203,7 @@ func TestLostResponsesAndServerErrorsNeverDuplicate(t *testing.T) {
 						t.Errorf("no %s answer: the lost-response path did not run", recovered)
 					}
 				}
-				check(converge(t, w, p, desired, 6, hourly), gcalwriter.ClassConflict)
+				check(converge(t, w, p, desired, 6, hourly), calsyncd.ClassConflict)
 				checkMirrors(t, h.fake, desired)
 
 				// The feed changes: 20 events move, 10 leave.
@@ -211,7 +212,7 @@ func TestLostResponsesAndServerErrorsNeverDuplicate(t *testing.T) {
 					changed[i].Summary += " (moved)"
 					changed[i].Hash = changed[i].ComputeHash()
 				}
-				check(converge(t, w, p, changed, 6, hourly), gcalwriter.ClassPrecondition)
+				check(converge(t, w, p, changed, 6, hourly), calsyncd.ClassPrecondition)
 				checkMirrors(t, h.fake, changed)
 				if all := h.fake.AllEvents(cal); len(all) != 60 {
 					t.Errorf("%d events ever created (live and deleted), want 60", len(all))

@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	calendar "google.golang.org/api/calendar/v3"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/diff"
 	"github.com/calsyncd/calsyncd/internal/feed"
-	"github.com/calsyncd/calsyncd/internal/mapping"
 )
 
 // errUnparented: an exception whose series Google refused in this batch.
@@ -25,22 +24,20 @@ func (e *noInstanceError) Error() string {
 	return "the recurring event in Google has no instance starting " + e.start
 }
 
+// Unsupported is UnsupportedRecurrence, for the pass's shape stage.
+func (w *Writer) Unsupported(ev *feed.Event) string { return UnsupportedRecurrence(ev) }
+
 // UnsupportedRecurrence says why Google cannot hold ev as a recurring event
 // ("" when it can, as far as we know before asking): Google Calendar has no
 // series more frequent than daily. Rules Google refuses for other reasons
 // are learnt from its answer (a 400 on the series).
 func UnsupportedRecurrence(ev *feed.Event) string {
-	for _, line := range ev.Recurrence {
-		rule, ok := strings.CutPrefix(line, "RRULE:")
-		if !ok {
-			continue
-		}
-		for part := range strings.SplitSeq(rule, ";") {
-			switch part {
-			case "FREQ=HOURLY", "FREQ=MINUTELY", "FREQ=SECONDLY":
-				return "Google Calendar has no series more frequent than daily (" + part + ")"
-			}
-		}
+	if ev.Series == nil {
+		return ""
+	}
+	switch f := ev.Series.Frequency(); f {
+	case "HOURLY", "MINUTELY", "SECONDLY":
+		return "Google Calendar has no series more frequent than daily (FREQ=" + f + ")"
 	}
 	return ""
 }
@@ -74,7 +71,7 @@ func (w *Writer) writeInstance(br *batchRun, bud *budget, op diff.Op) error {
 	if SameContent(want, inst) {
 		// Our exception already (a lost answer, a lost database).
 		w.countInstance(br, op)
-		return w.saved(br, op, mapping.Mapping{Key: op.Key, EventID: inst.Id, Hash: op.Event.Hash, ETag: inst.Etag})
+		return w.saved(br, op, calsyncd.Mapping{Key: op.Key, EventID: inst.Id, Hash: op.Event.Hash, ETag: inst.Etag})
 	}
 	want.OriginalStartTime = inst.OriginalStartTime
 	personalFields(want, inst)
@@ -86,7 +83,7 @@ func (w *Writer) writeInstance(br *batchRun, bud *budget, op diff.Op) error {
 }
 
 func (w *Writer) countInstance(br *batchRun, op diff.Op) {
-	br.update(func(r *Result) {
+	br.update(func(r *calsyncd.WriteResult) {
 		if op.Kind == diff.Create {
 			r.Created++
 		} else {
@@ -110,24 +107,24 @@ func (w *Writer) updateInstance(br *batchRun, bud *budget, op diff.Op, want *cal
 		})
 		if err == nil {
 			w.countInstance(br, op)
-			return true, w.saved(br, op, mapping.Mapping{Key: op.Key, EventID: id, Hash: op.Event.Hash, ETag: got.Etag})
+			return true, w.saved(br, op, calsyncd.Mapping{Key: op.Key, EventID: id, Hash: op.Event.Hash, ETag: got.Etag})
 		}
 		switch c := w.classOf(err); c.Class {
-		case ClassPrecondition:
+		case calsyncd.ClassPrecondition:
 			theirs, gerr := w.get(br, bud, id)
 			if gerr != nil {
-				if w.classOf(gerr).Class == ClassGone {
+				if w.classOf(gerr).Class == calsyncd.ClassGone {
 					return false, nil
 				}
 				return false, gerr
 			}
 			if SameContent(want, theirs) {
 				w.countInstance(br, op)
-				return true, w.saved(br, op, mapping.Mapping{Key: op.Key, EventID: id, Hash: op.Event.Hash, ETag: theirs.Etag})
+				return true, w.saved(br, op, calsyncd.Mapping{Key: op.Key, EventID: id, Hash: op.Event.Hash, ETag: theirs.Etag})
 			}
 			personalFields(want, theirs)
 			etag = theirs.Etag
-		case ClassGone:
+		case calsyncd.ClassGone:
 			return false, nil
 		default:
 			return false, err
@@ -139,7 +136,7 @@ func (w *Writer) updateInstance(br *batchRun, bud *budget, op diff.Op, want *cal
 // findInstance asks Google for the series' instance at the key's original
 // start, cancelled or not.
 func (w *Writer) findInstance(br *batchRun, bud *budget, seriesID string, op diff.Op) (*calendar.Event, error) {
-	start := originalStart(op.Key.Start())
+	start := originalStart(op.Event.Original)
 	var page *calendar.Events
 	err := w.call(br, bud, read, func(ctx context.Context) (err error) {
 		page, err = w.svc.Events.Instances(br.CalendarID, seriesID).OriginalStart(start).ShowDeleted(true).
@@ -147,7 +144,7 @@ func (w *Writer) findInstance(br *batchRun, bud *budget, seriesID string, op dif
 		return err
 	})
 	if err != nil {
-		if w.classOf(err).Class == ClassGone {
+		if w.classOf(err).Class == calsyncd.ClassGone {
 			// The series itself is gone from Google (deleted by hand): the
 			// next reconcile restores it.
 			return nil, fmt.Errorf("gcalwriter: the series of %s is gone from Google: %w", op.Key, err)
@@ -164,40 +161,37 @@ func (w *Writer) findInstance(br *batchRun, bud *budget, seriesID string, op dif
 
 // originalStartTime is the instance's originalStartTime as Google gives it:
 // Google keeps it immutable, and it is sent along as the instance read from
-// Google had it.
+// Google had it: the date of an all-day instance, else the instant in its
+// series' zone.
 func originalStartTime(op diff.Op) *calendar.EventDateTime {
-	rid := op.Key.Start()
-	if t, err := time.Parse("20060102", rid); err == nil {
-		return &calendar.EventDateTime{Date: t.Format("2006-01-02")}
-	}
-	t, err := time.Parse("20060102T150405Z", rid)
-	if err != nil {
+	o := op.Event.Original
+	if o.IsZero() {
 		return nil
 	}
-	dt := &calendar.EventDateTime{DateTime: t.Format(time.RFC3339)}
+	if o.AllDay {
+		return &calendar.EventDateTime{Date: o.Date()}
+	}
+	dt := &calendar.EventDateTime{DateTime: o.T.UTC().Format(time.RFC3339)}
 	if op.Parent != nil {
-		if tz := ToGoogle("", op.Parent).Start.TimeZone; tz != "" {
+		if tz := fromShown(op.Parent.Shown()).Start.TimeZone; tz != "" {
 			if loc, err := time.LoadLocation(tz); err == nil {
-				dt.DateTime, dt.TimeZone = t.In(loc).Format(time.RFC3339), tz
+				dt.DateTime, dt.TimeZone = o.T.In(loc).Format(time.RFC3339), tz
 			}
 		}
 	}
 	return dt
 }
 
-// originalStart renders a key's original start as events.instances takes
-// it: RFC 3339 for a timed instance, the date for an all-day one (the
+// originalStart renders an instance's original start as events.instances
+// takes it: RFC 3339 for a timed instance, the date for an all-day one (the
 // discovery document only says "the original start time of the instance";
 // the date is how originalStartTime holds an all-day instance's start —
 // UNCONFIRMED against Google itself).
-func originalStart(rid string) string {
-	if t, err := time.Parse("20060102T150405Z", rid); err == nil {
-		return t.Format(time.RFC3339)
+func originalStart(o feed.Time) string {
+	if o.AllDay {
+		return o.Date()
 	}
-	if t, err := time.Parse("20060102", rid); err == nil {
-		return t.Format("2006-01-02")
-	}
-	return rid
+	return o.T.UTC().Format(time.RFC3339)
 }
 
 // forget drops the mapping of an instance exception without a request: its
@@ -206,6 +200,6 @@ func (w *Writer) forget(br *batchRun, op diff.Op) error {
 	if err := br.p.Deleted(br.ctx, op.Key); err != nil {
 		return persistError(br, op, err)
 	}
-	br.update(func(r *Result) { r.Forgotten++ })
+	br.update(func(r *calsyncd.WriteResult) { r.Forgotten++; r.Unmapped = append(r.Unmapped, op.Key) })
 	return nil
 }

@@ -8,11 +8,11 @@ import (
 	"testing/synctest"
 	"time"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/diff"
 	"github.com/calsyncd/calsyncd/internal/feed"
 	"github.com/calsyncd/calsyncd/internal/gcalfake"
 	"github.com/calsyncd/calsyncd/internal/gcalwriter"
-	"github.com/calsyncd/calsyncd/internal/mapping"
 )
 
 // feedEvents parses VEVENTs as the feed package does and shapes them for
@@ -88,8 +88,8 @@ func TestOverridesBecomeExceptionsOfTheirSeries(t *testing.T) {
 		if fmt.Sprint(ops) != "[POST instances PUT instances PUT]" {
 			t.Errorf("requests = %v", ops)
 		}
-		moved := p.mapping(mapping.Key{UID: "sync@example.com", RecurrenceID: "20270111T083000Z"})
-		master := p.mapping(mapping.Key{UID: "sync@example.com"})
+		moved := p.mapping(calsyncd.Key{UID: "sync@example.com", RecurrenceID: "20270111T083000Z"})
+		master := p.mapping(calsyncd.Key{UID: "sync@example.com"})
 		if !strings.HasPrefix(moved.EventID, master.EventID+"_") || moved.ETag == "" || moved.EndsAt.IsZero() {
 			t.Errorf("exception mapping = %+v (series %s)", moved, master.EventID)
 		}
@@ -157,7 +157,7 @@ func TestRefusedSeriesLeavesItsExceptionsUnparented(t *testing.T) {
 		// RFC 5545 forbids BYMONTHDAY in a weekly rule; Google refuses it.
 		desired := feedEvents(t, seriesVEvent("FREQ=WEEKLY;BYMONTHDAY=4,11,18,25;COUNT=4"), movedVEvent)
 		res := apply(t, w, p, plan(p, desired)...)
-		if res.Rejected != 1 || res.Unparented != 1 || len(res.RefusedSeries) != 1 || res.RefusedSeries[0] != (mapping.Key{UID: "sync@example.com"}) {
+		if res.Rejected != 1 || res.Unparented != 1 || len(res.RefusedSeries) != 1 || res.RefusedSeries[0] != (calsyncd.Key{UID: "sync@example.com"}) {
 			t.Fatalf("result: %+v", res)
 		}
 		if rj := p.rejections(); len(rj) != 1 || !strings.Contains(rj[0].Reason, "Invalid recurrence rule") {
@@ -176,7 +176,12 @@ func TestUnsupportedRecurrence(t *testing.T) {
 		"RRULE:FREQ=DAILY;BYHOUR=9":  false,
 		"RRULE:FREQ=WEEKLY;BYDAY=MO": false,
 	} {
-		ev := &feed.Event{Recurrence: []string{rule}}
+		ev := &feed.Event{Start: feed.Time{T: time.Date(2027, 1, 4, 9, 0, 0, 0, time.UTC)}, Recurrence: []string{rule}}
+		series, err := feed.ParseSeries(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev.SetSeries(series)
 		if got := gcalwriter.UnsupportedRecurrence(ev) != ""; got != want {
 			t.Errorf("%s: unsupported %v, want %v", rule, got, want)
 		}

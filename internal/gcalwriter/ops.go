@@ -7,6 +7,7 @@ import (
 
 	calendar "google.golang.org/api/calendar/v3"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/diff"
 	"github.com/calsyncd/calsyncd/internal/mapping"
 )
@@ -22,10 +23,10 @@ func (w *Writer) checkCalendar(br *batchRun) error {
 	switch c := w.classOf(err); c.Class {
 	case classStopped:
 		return err
-	case ClassGone:
-		return &Error{Subscription: br.SubscriptionID, Op: "calendars.get", Class: ClassAuth, Code: c.Code, Reason: c.Reason,
+	case calsyncd.ClassGone:
+		return &Error{Subscription: br.SubscriptionID, Op: "calendars.get", Class: calsyncd.ClassAuth, Code: c.Code, Reason: c.Reason,
 			Msg: ErrCalendarNotFound.Error(), Err: ErrCalendarNotFound}
-	case ClassAuth:
+	case calsyncd.ClassAuth:
 		return &Error{Subscription: br.SubscriptionID, Op: "calendars.get", Class: c.Class, Code: c.Code, Reason: c.Reason, Msg: c.Message, Err: err}
 	}
 	// Anything else (a blip beyond its retries) is left for the writes to
@@ -38,7 +39,7 @@ func (w *Writer) apply(br *batchRun, op diff.Op) error {
 	if op.Forget {
 		return w.forget(br, op)
 	}
-	if op.Key.Kind() == mapping.Instance && (op.Kind == diff.Create || op.Kind == diff.Update) {
+	if op.Key.Kind() == calsyncd.Instance && (op.Kind == diff.Create || op.Kind == diff.Update) {
 		return w.writeInstance(br, bud, op)
 	}
 	switch op.Kind {
@@ -60,11 +61,11 @@ func (e *unrecordedError) Error() string { return e.err.Error() }
 func (e *unrecordedError) Unwrap() error { return e.err }
 
 func persistError(br *batchRun, op diff.Op, err error) *unrecordedError {
-	return &unrecordedError{&Error{Subscription: br.SubscriptionID, Op: op.Kind.String(), Class: ClassTransient,
+	return &unrecordedError{&Error{Subscription: br.SubscriptionID, Op: op.Kind.String(), Class: calsyncd.ClassTransient,
 		Msg: "cannot record a write Google accepted", Err: err}}
 }
 
-func (w *Writer) saved(br *batchRun, op diff.Op, m mapping.Mapping) error {
+func (w *Writer) saved(br *batchRun, op diff.Op, m calsyncd.Mapping) error {
 	if op.Event != nil && !op.Event.IsRecurring() {
 		// A series' end needs its rule expanded; unknown keeps it in the
 		// window, which only errs on the side of deleting as the feed says.
@@ -74,17 +75,18 @@ func (w *Writer) saved(br *batchRun, op diff.Op, m mapping.Mapping) error {
 		// Its exceptions later in the batch need its id.
 		br.mu.Lock()
 		if br.series == nil {
-			br.series = map[mapping.Key]string{}
+			br.series = map[calsyncd.Key]string{}
 		}
 		br.series[op.Key] = m.EventID
 		br.mu.Unlock()
 		if op.Mapping != nil && op.Mapping.EventID != m.EventID {
-			br.update(func(r *Result) { r.RecreatedSeries = append(r.RecreatedSeries, op.Key) })
+			br.update(func(r *calsyncd.WriteResult) { r.RecreatedSeries = append(r.RecreatedSeries, op.Key) })
 		}
 	}
 	if err := br.p.Saved(br.ctx, m); err != nil {
 		return persistError(br, op, err)
 	}
+	br.update(func(r *calsyncd.WriteResult) { r.Mapped = append(r.Mapped, m) })
 	return nil
 }
 
@@ -101,10 +103,10 @@ func (w *Writer) create(br *batchRun, bud *budget, op diff.Op, generation int) e
 			return err
 		})
 		if err == nil {
-			br.update(func(r *Result) { r.Created++ })
-			return w.saved(br, op, mapping.Mapping{Key: op.Key, EventID: id, Generation: gen, Hash: op.Event.Hash, ETag: got.Etag})
+			br.update(func(r *calsyncd.WriteResult) { r.Created++ })
+			return w.saved(br, op, calsyncd.Mapping{Key: op.Key, EventID: id, Generation: gen, Hash: op.Event.Hash, ETag: got.Etag})
 		}
-		if w.classOf(err).Class != ClassConflict {
+		if w.classOf(err).Class != calsyncd.ClassConflict {
 			return err
 		}
 		done, err := w.adopt(br, bud, op, want, gen)
@@ -129,7 +131,7 @@ func (w *Writer) adopt(br *batchRun, bud *budget, op diff.Op, want *calendar.Eve
 			return err
 		})
 		if err != nil {
-			if w.classOf(err).Class == ClassGone {
+			if w.classOf(err).Class == calsyncd.ClassGone {
 				return false, nil
 			}
 			return false, err
@@ -141,8 +143,8 @@ func (w *Writer) adopt(br *batchRun, bud *budget, op diff.Op, want *calendar.Eve
 			return false, nil
 		}
 		if !cancelled && SameContent(want, existing) {
-			br.update(func(r *Result) { r.Created++; r.Adopted++ })
-			return true, w.saved(br, op, mapping.Mapping{Key: op.Key, EventID: want.Id, Generation: gen, Hash: op.Event.Hash, ETag: existing.Etag})
+			br.update(func(r *calsyncd.WriteResult) { r.Created++; r.Adopted++ })
+			return true, w.saved(br, op, calsyncd.Mapping{Key: op.Key, EventID: want.Id, Generation: gen, Hash: op.Event.Hash, ETag: existing.Etag})
 		}
 		body := ToGoogle(br.SubscriptionID, op.Event)
 		personalFields(body, existing)
@@ -154,7 +156,7 @@ func (w *Writer) adopt(br *batchRun, bud *budget, op diff.Op, want *calendar.Eve
 			return err
 		})
 		if err == nil {
-			br.update(func(r *Result) {
+			br.update(func(r *calsyncd.WriteResult) {
 				r.Created++
 				if cancelled {
 					r.Restored++
@@ -162,14 +164,14 @@ func (w *Writer) adopt(br *batchRun, bud *budget, op diff.Op, want *calendar.Eve
 					r.Adopted++
 				}
 			})
-			return true, w.saved(br, op, mapping.Mapping{Key: op.Key, EventID: want.Id, Generation: gen, Hash: op.Event.Hash, ETag: got.Etag})
+			return true, w.saved(br, op, calsyncd.Mapping{Key: op.Key, EventID: want.Id, Generation: gen, Hash: op.Event.Hash, ETag: got.Etag})
 		}
 		switch c := w.classOf(err); {
-		case c.Class == ClassPrecondition:
+		case c.Class == calsyncd.ClassPrecondition:
 			continue // it changed between our read and our write: read again
-		case c.Class == ClassGone:
+		case c.Class == calsyncd.ClassGone:
 			return false, nil
-		case c.Class == ClassAuth && c.Code == 403 && cancelled:
+		case c.Class == calsyncd.ClassAuth && c.Code == 403 && cancelled:
 			// Google refuses to restore an event purged from the bin.
 			return false, nil
 		}
@@ -207,32 +209,32 @@ func (w *Writer) update(br *batchRun, bud *budget, op diff.Op) error {
 			return err
 		})
 		if err == nil {
-			br.update(func(r *Result) { r.Updated++ })
-			return w.saved(br, op, mapping.Mapping{Key: op.Key, EventID: m.EventID, Generation: m.Generation, Hash: op.Event.Hash, ETag: got.Etag})
+			br.update(func(r *calsyncd.WriteResult) { r.Updated++ })
+			return w.saved(br, op, calsyncd.Mapping{Key: op.Key, EventID: m.EventID, Generation: m.Generation, Hash: op.Event.Hash, ETag: got.Etag})
 		}
 		switch c := w.classOf(err); {
-		case c.Class == ClassPrecondition:
+		case c.Class == calsyncd.ClassPrecondition:
 			theirs, err := w.get(br, bud, m.EventID)
 			if err != nil {
-				if w.classOf(err).Class == ClassGone {
+				if w.classOf(err).Class == calsyncd.ClassGone {
 					return w.create(br, bud, op, m.Generation)
 				}
 				return err
 			}
 			if theirs.Status != "cancelled" && SameContent(want, theirs) {
 				// Our own earlier write, whose answer was lost.
-				br.update(func(r *Result) { r.Updated++ })
-				return w.saved(br, op, mapping.Mapping{Key: op.Key, EventID: m.EventID, Generation: m.Generation, Hash: op.Event.Hash, ETag: theirs.Etag})
+				br.update(func(r *calsyncd.WriteResult) { r.Updated++ })
+				return w.saved(br, op, calsyncd.Mapping{Key: op.Key, EventID: m.EventID, Generation: m.Generation, Hash: op.Event.Hash, ETag: theirs.Etag})
 			}
 			personalFields(want, theirs)
 			etag = theirs.Etag
-		case c.Class == ClassGone:
+		case c.Class == calsyncd.ClassGone:
 			// Gone from Google (or never there): recreate it.
 			return w.create(br, bud, op, m.Generation)
-		case c.Class == ClassAuth && c.Code == 403:
+		case c.Class == calsyncd.ClassAuth && c.Code == 403:
 			// Google refuses updates to an event purged from the bin; any
 			// other 403 is a real permission problem.
-			if _, gerr := w.get(br, bud, m.EventID); gerr != nil && w.classOf(gerr).Class == ClassGone {
+			if _, gerr := w.get(br, bud, m.EventID); gerr != nil && w.classOf(gerr).Class == calsyncd.ClassGone {
 				return w.create(br, bud, op, m.Generation)
 			}
 			return err
@@ -259,18 +261,19 @@ func (w *Writer) delete(br *batchRun, bud *budget, op diff.Op) error {
 	})
 	if err != nil {
 		c := w.classOf(err)
-		gone := c.Class == ClassGone
-		if !gone && c.Class == ClassAuth && c.Code == 403 {
+		gone := c.Class == calsyncd.ClassGone
+		if !gone && c.Class == calsyncd.ClassAuth && c.Code == 403 {
 			_, gerr := w.get(br, bud, op.Mapping.EventID)
-			gone = gerr != nil && w.classOf(gerr).Class == ClassGone
+			gone = gerr != nil && w.classOf(gerr).Class == calsyncd.ClassGone
 		}
 		if !gone {
 			return err
 		}
 	}
-	br.update(func(r *Result) { r.Deleted++ })
+	br.update(func(r *calsyncd.WriteResult) { r.Deleted++ })
 	if perr := br.p.Deleted(br.ctx, op.Key); perr != nil {
 		return persistError(br, op, perr)
 	}
+	br.update(func(r *calsyncd.WriteResult) { r.Unmapped = append(r.Unmapped, op.Key) })
 	return nil
 }

@@ -7,8 +7,8 @@ import (
 
 	calendar "google.golang.org/api/calendar/v3"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/diff"
-	"github.com/calsyncd/calsyncd/internal/mapping"
 )
 
 // ListOwned lists every event of the calendar that carries the
@@ -18,7 +18,7 @@ import (
 func (w *Writer) ListOwned(ctx context.Context, calendarID, subscriptionID string) ([]diff.Owned, error) {
 	// The pages go through the account's pacer like every request; the
 	// listing is a batch of its own for the retry rules.
-	br := &batchRun{Batch: Batch{SubscriptionID: subscriptionID, CalendarID: calendarID}, ctx: ctx, prio: Incremental}
+	br := &batchRun{Batch: diff.Batch{SubscriptionID: subscriptionID, CalendarID: calendarID}, ctx: ctx, prio: Incremental}
 	br.gate, br.cancel = context.WithCancelCause(ctx)
 	defer br.cancel(nil)
 	var (
@@ -37,7 +37,7 @@ func (w *Writer) ListOwned(ctx context.Context, calendarID, subscriptionID strin
 			return err
 		})
 		if err != nil {
-			return nil, fmt.Errorf("gcalwriter: list owned events of %s: %w", subscriptionID, err)
+			return nil, &classedError{class: w.classOf(err).Class, err: fmt.Errorf("gcalwriter: list owned events of %s: %w", subscriptionID, err)}
 		}
 		for _, ev := range page.Items {
 			if !Owned(ev, subscriptionID) {
@@ -45,7 +45,7 @@ func (w *Writer) ListOwned(ctx context.Context, calendarID, subscriptionID strin
 			}
 			p := ev.ExtendedProperties.Private
 			o := diff.Owned{
-				Key:       mapping.Key{UID: p[PropUID], RecurrenceID: p[PropRecurrenceID]},
+				Key:       calsyncd.Key{UID: p[PropUID], RecurrenceID: p[PropRecurrenceID]},
 				EventID:   ev.Id,
 				Hash:      p[PropHash],
 				ETag:      ev.Etag,
@@ -62,3 +62,14 @@ func (w *Writer) ListOwned(ctx context.Context, calendarID, subscriptionID strin
 		token = page.NextPageToken
 	}
 }
+
+// classedError carries the class of an error that stops no batch (a
+// listing), for the caller's logs.
+type classedError struct {
+	class calsyncd.ErrorClass
+	err   error
+}
+
+func (e *classedError) Error() string                   { return e.err.Error() }
+func (e *classedError) Unwrap() error                   { return e.err }
+func (e *classedError) ErrorClass() calsyncd.ErrorClass { return e.class }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/calsyncd/calsyncd/internal/store"
+	calsyncd "github.com/calsyncd/calsyncd"
 )
 
 // AccountMemory keeps an account's throttle window and learned spacing
@@ -13,15 +13,15 @@ import (
 // does not hammer an account Google has just throttled. *store.Store
 // satisfies it.
 type AccountMemory interface {
-	Account(ctx context.Context, name string) (store.AccountState, error)
-	SaveAccount(ctx context.Context, a store.AccountState) error
+	Account(ctx context.Context, name string) (calsyncd.AccountState, error)
+	SaveAccount(ctx context.Context, a calsyncd.AccountState) error
 }
 
 // window is the account's throttle window: until it closes, every write for
 // the account is deferred without asking Google.
 type window struct {
 	until time.Time
-	class Class
+	class calsyncd.ErrorClass
 	// level counts the windows opened in a row (drives the doubling); the
 	// next success resets it.
 	level int
@@ -38,7 +38,7 @@ type AccountStatus struct {
 	// is open); ThrottleClass why it opened; ThrottleLevel how many opened
 	// in a row since the last success.
 	ThrottleUntil time.Time
-	ThrottleClass Class
+	ThrottleClass calsyncd.ErrorClass
 	ThrottleLevel int
 	InFlight      int
 	Waiting       int
@@ -75,7 +75,7 @@ func (w *Writer) Load(ctx context.Context) error {
 		w.pacer.SetSpacing(st.Spacing)
 	}
 	w.mu.Lock()
-	w.win = window{until: st.ThrottleUntil, class: Class(st.ThrottleClass), level: st.ThrottleLevel}
+	w.win = window{until: st.ThrottleUntil, class: st.ThrottleClass, level: st.ThrottleLevel}
 	w.remembered = st
 	w.mu.Unlock()
 	return nil
@@ -94,7 +94,7 @@ func (w *Writer) remember(ctx context.Context) {
 	}
 	spacing := w.pacer.State().Spacing.Truncate(time.Millisecond)
 	w.mu.Lock()
-	st := store.AccountState{Name: w.o.Account, ThrottleUntil: w.win.until, ThrottleClass: string(w.win.class),
+	st := calsyncd.AccountState{Name: w.o.Account, ThrottleUntil: w.win.until, ThrottleClass: w.win.class,
 		ThrottleLevel: w.win.level, Spacing: spacing}
 	same := st.ThrottleUntil.Equal(w.remembered.ThrottleUntil) && st.ThrottleClass == w.remembered.ThrottleClass &&
 		st.ThrottleLevel == w.remembered.ThrottleLevel && st.Spacing == w.remembered.Spacing
@@ -128,14 +128,14 @@ func (w *Writer) throttled(now time.Time) (time.Time, bool) {
 // defers what every running batch of the account has left.
 func (w *Writer) openWindow(ctx context.Context, c Classification) {
 	class := c.Class
-	if class != ClassUsageLimited {
-		class = ClassRateLimited
+	if class != calsyncd.ClassUsageLimited {
+		class = calsyncd.ClassRateLimited
 	}
 	now := w.clock.Now()
 	jitter := w.jitter()
 	w.mu.Lock()
 	open := now.Before(w.win.until)
-	escalate := !open || (class == ClassUsageLimited && w.win.class != ClassUsageLimited)
+	escalate := !open || (class == calsyncd.ClassUsageLimited && w.win.class != calsyncd.ClassUsageLimited)
 	if escalate {
 		level := w.win.level + 1
 		if w.win.class != class {

@@ -9,6 +9,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	calsyncd "github.com/calsyncd/calsyncd"
+	"github.com/calsyncd/calsyncd/internal/diff"
 	"github.com/calsyncd/calsyncd/internal/gcalfake"
 	"github.com/calsyncd/calsyncd/internal/gcalwriter"
 	"github.com/calsyncd/calsyncd/internal/store"
@@ -28,7 +30,7 @@ func TestWritesArePacedPerAccount(t *testing.T) {
 		for i, evs := range [][]int{{0, 40}, {40, 80}} {
 			wg.Go(func() {
 				all := events(80)
-				res := w.Apply(context.Background(), gcalwriter.Batch{SubscriptionID: sub, CalendarID: cal, Ops: creates(all[evs[0]:evs[1]])}, p)
+				res := w.Apply(context.Background(), diff.Batch{SubscriptionID: sub, CalendarID: cal, Ops: creates(all[evs[0]:evs[1]])}, p)
 				if res.Created != 40 || res.Err != nil {
 					t.Errorf("subscription %d: %+v", i, res)
 				}
@@ -58,7 +60,7 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 		w := h.writer("alice", gcalwriter.Options{})
 		evs := events(2)
 		res := apply(t, w, newMem(), creates(evs)...)
-		if res.Created != 2 || res.Retries == 0 || res.ByClass[gcalwriter.ClassRateLimited] == 0 {
+		if res.Created != 2 || res.Retries == 0 || res.ByClass[calsyncd.ClassRateLimited] == 0 {
 			t.Fatalf("result %+v", res)
 		}
 		writes := h.recs["alice"].writes()
@@ -106,7 +108,7 @@ func TestRetryBudgetThenDeferralAndBatchGate(t *testing.T) {
 					t.Errorf("no \"deferred 9 writes\" log line:\n%s", h.logs)
 				}
 				st := w.State()
-				if st.ThrottleClass != gcalwriter.ClassRateLimited || st.ThrottleLevel != 1 || st.Spacing <= 250*time.Millisecond {
+				if st.ThrottleClass != calsyncd.ClassRateLimited || st.ThrottleLevel != 1 || st.Spacing <= 250*time.Millisecond {
 					t.Errorf("state %+v, want a rate-limit window and a widened spacing", st)
 				}
 				if res.ThrottleUntil != st.ThrottleUntil {
@@ -185,11 +187,11 @@ func TestUsageLimitOpensAnHourWindowWithoutRetrying(t *testing.T) {
 		w := h.writer("alice", gcalwriter.Options{Concurrency: 1})
 		p := newMem()
 		res := apply(t, w, p, creates(events(10))...)
-		if res.Created != 3 || res.Deferred != 7 || res.Retries != 0 || res.ByClass[gcalwriter.ClassUsageLimited] != 1 || res.Err != nil {
+		if res.Created != 3 || res.Deferred != 7 || res.Retries != 0 || res.ByClass[calsyncd.ClassUsageLimited] != 1 || res.Err != nil {
 			t.Fatalf("result %+v", res)
 		}
 		st := w.State()
-		if st.ThrottleClass != gcalwriter.ClassUsageLimited || time.Until(st.ThrottleUntil) != time.Hour {
+		if st.ThrottleClass != calsyncd.ClassUsageLimited || time.Until(st.ThrottleUntil) != time.Hour {
 			t.Fatalf("state %+v, want an hour's usage-limit window", st)
 		}
 		// Probing hourly: the next probe meets the lockout again, the window
@@ -215,11 +217,11 @@ func TestOneThrottledAccountNeverStallsAnother(t *testing.T) {
 		bob := h.writer("bob", gcalwriter.Options{})
 		evs := events(20)
 		var wg sync.WaitGroup
-		var aliceRes gcalwriter.Result
+		var aliceRes calsyncd.WriteResult
 		wg.Go(func() { aliceRes = apply(t, alice, newMem(), creates(evs[:10])...) })
 		// While alice backs off, bob's writes go at bob's own pace.
 		begin := time.Now()
-		bobRes := bob.Apply(context.Background(), gcalwriter.Batch{SubscriptionID: "bobs", CalendarID: cal, Ops: creates(evs[10:11])}, newMem())
+		bobRes := bob.Apply(context.Background(), diff.Batch{SubscriptionID: "bobs", CalendarID: cal, Ops: creates(evs[10:11])}, newMem())
 		if bobRes.Created != 1 || time.Since(begin) > time.Second {
 			t.Fatalf("bob: %+v after %s", bobRes, time.Since(begin))
 		}
@@ -236,7 +238,7 @@ func TestOneThrottledAccountNeverStallsAnother(t *testing.T) {
 			t.Errorf("bob caught alice's throttling: %+v", st)
 		}
 		h.fake.SetQuota(gcalfake.Quota{})
-		res := bob.Apply(context.Background(), gcalwriter.Batch{SubscriptionID: "bobs", CalendarID: cal, Ops: creates(evs[11:])}, newMem())
+		res := bob.Apply(context.Background(), diff.Batch{SubscriptionID: "bobs", CalendarID: cal, Ops: creates(evs[11:])}, newMem())
 		if res.Created != 9 {
 			t.Errorf("bob inside alice's window: %+v", res)
 		}

@@ -12,104 +12,15 @@ import (
 	calendar "google.golang.org/api/calendar/v3"
 	"google.golang.org/api/googleapi"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/diff"
-	"github.com/calsyncd/calsyncd/internal/mapping"
-	"github.com/calsyncd/calsyncd/internal/store"
 )
-
-// Persister records the outcome of each write the moment it succeeds, so a
-// crash or abort forgets nothing that Google has. A batch writes with up to
-// Options.Concurrency goroutines: a Persister must be safe for concurrent
-// use.
-type Persister interface {
-	Saved(ctx context.Context, m mapping.Mapping) error
-	Deleted(ctx context.Context, k mapping.Key) error
-	Rejected(ctx context.Context, r mapping.Rejection) error
-}
-
-// Batch is the plan of one subscription's run.
-type Batch struct {
-	SubscriptionID string
-	CalendarID     string
-	Ops            []diff.Op
-	// Backfill marks a subscription's first sync: its writes yield to
-	// incremental ones and hold at most Options.BackfillShare of the
-	// account's slots. A plan larger than Options.BackfillThreshold is a
-	// backfill whether or not this is set.
-	Backfill bool
-	// Drain, when closed, stops the batch from starting new writes; writes
-	// already sent finish and are persisted (graceful shutdown). What is
-	// left is Skipped.
-	Drain <-chan struct{}
-}
-
-// Result counts what a batch did. Every op lands in exactly one of
-// Created, Updated, Deleted, Forgotten, Deferred, Failed, Rejected,
-// Unparented and Skipped.
-type Result struct {
-	// Created counts creates done, including events of ours found in
-	// Google and adopted (Adopted) or brought back from the bin (Restored),
-	// and updates that had to recreate a vanished event.
-	Created  int
-	Updated  int
-	Deleted  int
-	Restored int // cancelled events of ours brought back
-	Adopted  int // events of ours found in Google without a mapping
-	// Deferred writes were not done because Google rate- or usage-limited
-	// the account; they are picked up by the next run. A deferred create
-	// has no Google id; a deferred delete keeps its mapping.
-	Deferred int
-	// Failed writes hit transient errors beyond their retries (or an auth
-	// failure, which also sets Err).
-	Failed int
-	// Rejected writes were refused by Google for their content.
-	Rejected int
-	// Skipped writes were not attempted because the batch stopped (an auth
-	// failure, a missing calendar, shutdown).
-	Skipped int
-	// Forgotten are instance exceptions whose mapping was dropped without
-	// a request: their series went (taking them along) or no longer has
-	// their occurrence.
-	Forgotten int
-	// Unparented are instance exceptions not written because Google
-	// refused their series in this batch (RefusedSeries); the caller may
-	// shape the series differently and plan again.
-	Unparented int
-	// RefusedSeries are the recurring events Google refused in this batch.
-	RefusedSeries []mapping.Key
-	// RecreatedSeries are recurring events written under a new id (the
-	// old one was gone for good): their exceptions were left behind with
-	// the old event and must be written again.
-	RecreatedSeries []mapping.Key
-	// Retries counts requests sent again; Waited is the time writes spent
-	// backing off before them, and Paced the time they queued for the
-	// account's pacer.
-	Retries int
-	Waited  time.Duration
-	Paced   time.Duration
-	// ByClass counts Google's error answers by class, including those that
-	// were retried successfully.
-	ByClass    map[Class]int
-	Rejections []mapping.Rejection
-	// Backfill reports whether the batch ran as a backfill.
-	Backfill bool
-	// ThrottleUntil is when the account's throttle window closes, if the
-	// batch ended with one open.
-	ThrottleUntil time.Time
-	// Err stops the whole subscription for this run: auth failures, a
-	// missing calendar, a store that cannot record writes. Rate limits
-	// never set it.
-	Err error
-}
-
-// Writes is the number of successful writes.
-func (r *Result) Writes() int { return r.Created + r.Updated + r.Deleted }
 
 // Error is a failure that stops a subscription's writes for this run.
 type Error struct {
 	Subscription string
 	Op           string
-	Class        Class
+	Class        calsyncd.ErrorClass
 	Code         int
 	Reason       string
 	Msg          string
@@ -126,128 +37,12 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// ErrorClass implements calsyncd.Classed.
+func (e *Error) ErrorClass() calsyncd.ErrorClass { return e.Class }
+
 // ErrCalendarNotFound is wrapped when the target calendar does not exist or
 // is not shared with the account.
 var ErrCalendarNotFound = errors.New("calendar not found or not shared with this account")
-
-// Options configure a Writer. Zero values take the defaults of DESIGN.md §2
-// (the same as config.Default's writer block).
-type Options struct {
-	Logger *slog.Logger
-	// Account names the Google account, for logs and AccountMemory.
-	Account string
-	// Memory, when set, persists the throttle window and learned spacing.
-	Memory AccountMemory
-	// Concurrency: requests in flight at once (2).
-	Concurrency int
-	// Spacing: least time between request starts (250 ms); MaxSpacing
-	// bounds its adaptive widening (5 s).
-	Spacing    time.Duration
-	MaxSpacing time.Duration
-	// MaxAttempts per write (5) and MaxRetryWait, the most a write waits in
-	// backoff (15 s); then a rate-limited write is deferred.
-	MaxAttempts  int
-	MaxRetryWait time.Duration
-	// RateWindow and RateWindowCap bound the account's throttle window
-	// after a rate limit spent a write's retries (30 s doubling to 15 min).
-	// Usage limits always wait at least an hour.
-	RateWindow    time.Duration
-	RateWindowCap time.Duration
-	// RetryBase and RetryCap shape the retry backoff (1 s, 32 s).
-	RetryBase time.Duration
-	RetryCap  time.Duration
-	// BackfillShare of the slots a backfill may hold (0.75);
-	// BackfillThreshold: plans with more ops are backfill (50; negative
-	// disables).
-	BackfillShare     float64
-	BackfillThreshold int
-	// RequestTimeout bounds one request (30 s).
-	RequestTimeout time.Duration
-	// MaxGenerations bounds how many fresh ids we try when Google refuses
-	// to let us reuse one (5).
-	MaxGenerations int
-	// Clock is the time package unless a benchmark injects its own.
-	Clock Clock
-	// Observer, when set, is told each write's outcome, each answer from
-	// Google and the pacer's state (metrics).
-	Observer Observer
-	// QuotaUser, set when a service account impersonates a user, charges
-	// the per-user quota to that user instead of the service account.
-	QuotaUser string
-	// Seed makes the retry jitter reproducible; 0 draws a random seed.
-	Seed uint64
-}
-
-// Observer is told what the writer does. Outcomes are ok, deferred,
-// failed, rejected and skipped; classes are the Class values, or "ok".
-type Observer interface {
-	WriteDone(subscription, op, outcome string)
-	Response(account, class string)
-	Retry(account string)
-	Pacing(account string, spacing time.Duration, throttleUntil time.Time)
-}
-
-type noObserver struct{}
-
-func (noObserver) WriteDone(string, string, string)        {}
-func (noObserver) Response(string, string)                 {}
-func (noObserver) Retry(string)                            {}
-func (noObserver) Pacing(string, time.Duration, time.Time) {}
-
-func (o Options) withDefaults() Options {
-	if o.Observer == nil {
-		o.Observer = noObserver{}
-	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
-	if o.Concurrency < 1 {
-		o.Concurrency = 2
-	}
-	if o.Spacing <= 0 {
-		o.Spacing = 250 * time.Millisecond
-	}
-	if o.MaxSpacing < o.Spacing {
-		o.MaxSpacing = max(o.Spacing, 5*time.Second)
-	}
-	if o.MaxAttempts < 1 {
-		o.MaxAttempts = 5
-	}
-	if o.MaxRetryWait <= 0 {
-		o.MaxRetryWait = 15 * time.Second
-	}
-	if o.RateWindow <= 0 {
-		o.RateWindow = DefaultRateWindow
-	}
-	if o.RateWindowCap < o.RateWindow {
-		o.RateWindowCap = max(o.RateWindow, DefaultRateWindowCap)
-	}
-	if o.RetryBase <= 0 {
-		o.RetryBase = time.Second
-	}
-	if o.RetryCap < o.RetryBase {
-		o.RetryCap = max(o.RetryBase, 32*time.Second)
-	}
-	if o.BackfillShare <= 0 || o.BackfillShare > 1 {
-		o.BackfillShare = 0.75
-	}
-	if o.BackfillThreshold == 0 {
-		o.BackfillThreshold = 50
-	}
-	if o.RequestTimeout <= 0 {
-		o.RequestTimeout = 30 * time.Second
-	}
-	if o.MaxGenerations <= 0 {
-		o.MaxGenerations = 5
-	}
-	if o.Clock == nil {
-		o.Clock = systemClock{}
-	}
-	if o.Seed == 0 {
-		o.Seed = rand.Uint64()
-	}
-	return o
-}
 
 // Writer applies plans to one Google account. It owns the account's pacer
 // and throttle window, so every subscription writing as the account must
@@ -268,7 +63,7 @@ type Writer struct {
 	rng *rand.Rand
 	win window
 	// remembered is the throttle memory as last saved.
-	remembered store.AccountState
+	remembered calsyncd.AccountState
 	batches    map[*batchRun]struct{}
 }
 
@@ -300,13 +95,13 @@ var (
 )
 
 // classStopped marks our own stop sentinels for the op logic.
-const classStopped Class = "stopped"
+const classStopped calsyncd.ErrorClass = "stopped"
 
 // batchRun is one Apply in progress.
 type batchRun struct {
-	Batch
+	diff.Batch
 	prio Priority
-	p    Persister
+	p    calsyncd.Persister
 	// ctx is the caller's: requests use it, so a closing gate never cuts an
 	// answer that is on its way.
 	ctx context.Context
@@ -316,11 +111,11 @@ type batchRun struct {
 	cancel context.CancelCauseFunc
 
 	mu  sync.Mutex
-	res Result
+	res calsyncd.WriteResult
 	// series holds the Google ids of the recurring events written in this
 	// batch, for their exceptions; refused those Google refused.
-	series  map[mapping.Key]string
-	refused map[mapping.Key]bool
+	series  map[calsyncd.Key]string
+	refused map[calsyncd.Key]bool
 }
 
 func (br *batchRun) stop(cause error) { br.cancel(cause) }
@@ -358,7 +153,7 @@ func (br *batchRun) stopErr() error {
 	}
 }
 
-func (br *batchRun) update(f func(r *Result)) {
+func (br *batchRun) update(f func(r *calsyncd.WriteResult)) {
 	br.mu.Lock()
 	defer br.mu.Unlock()
 	f(&br.res)
@@ -377,7 +172,7 @@ func (br *batchRun) leftOver(obs Observer, ops []diff.Op) {
 	for _, op := range ops {
 		obs.WriteDone(br.SubscriptionID, op.Kind.String(), outcome)
 	}
-	br.update(func(r *Result) {
+	br.update(func(r *calsyncd.WriteResult) {
 		if deferred {
 			r.Deferred += len(ops)
 		} else {
@@ -389,10 +184,10 @@ func (br *batchRun) leftOver(obs Observer, ops []diff.Op) {
 // Apply performs the batch's writes, persisting each success through p.
 // It never fails on a rate limit: what Google would not take now is
 // deferred to the next run.
-func (w *Writer) Apply(ctx context.Context, b Batch, p Persister) Result {
+func (w *Writer) Apply(ctx context.Context, b diff.Batch, p calsyncd.Persister) calsyncd.WriteResult {
 	backfill := b.Backfill || (w.o.BackfillThreshold > 0 && len(b.Ops) > w.o.BackfillThreshold)
 	if len(b.Ops) == 0 {
-		return Result{Backfill: backfill}
+		return calsyncd.WriteResult{Backfill: backfill}
 	}
 	if err := w.Load(ctx); err != nil {
 		// Google will tell us again if it still throttles the account.
@@ -599,7 +394,7 @@ func (w *Writer) call(br *batchRun, bud *budget, kind requestKind, fn func(ctx c
 			}
 			return err
 		}
-		br.update(func(r *Result) { r.Paced += slot.Start.Sub(queued) })
+		br.update(func(r *calsyncd.WriteResult) { r.Paced += slot.Start.Sub(queued) })
 		// The window may have opened while this request queued.
 		if _, ok := w.throttled(slot.Start); ok {
 			slot.Release()
@@ -624,54 +419,66 @@ func (w *Writer) call(br *batchRun, bud *budget, kind requestKind, fn func(ctx c
 		if br.ctx.Err() != nil {
 			return errStopped
 		}
-		c := ClassifyAt(err, now)
-		w.o.Observer.Response(w.o.Account, string(c.Class))
-		br.update(func(r *Result) {
-			if r.ByClass == nil {
-				r.ByClass = map[Class]int{}
-			}
-			r.ByClass[c.Class]++
-		})
-		switch c.Class {
-		case ClassRateLimited:
-			w.pacer.RateLimited(slot.Start)
-		case ClassTransient:
-		case ClassUsageLimited:
-			// The account is read-only for hours: retrying would only
-			// prolong it.
-			w.openWindow(br.ctx, c)
-			return errThrottled
-		case ClassAuth:
-			if c.Code == 401 && !bud.reauthed {
-				// Once more, with whatever token the source has now.
-				bud.reauthed = true
-				br.update(func(r *Result) { r.Retries++ })
-				w.o.Observer.Retry(w.o.Account)
-				continue
-			}
-			return err
-		default:
+		wait, err := w.failed(br, bud, slot, err, now)
+		if err != nil {
 			return err
 		}
-		bud.attempts++
-		wait := Backoff(w.o.RetryBase, w.o.RetryCap, bud.attempts, w.jitter(), c.RetryAfter)
-		if bud.attempts >= w.o.MaxAttempts || bud.waited+wait > w.o.MaxRetryWait {
-			if c.Class == ClassRateLimited {
-				w.openWindow(br.ctx, c)
-				return errThrottled
+		if wait > 0 {
+			if serr := sleep(br.gate, w.clock, wait); serr != nil {
+				if stop := br.stopErr(); stop != nil {
+					return stop
+				}
+				return serr
 			}
-			return err
+			bud.waited += wait
 		}
-		if serr := sleep(br.gate, w.clock, wait); serr != nil {
-			if stop := br.stopErr(); stop != nil {
-				return stop
-			}
-			return serr
-		}
-		bud.waited += wait
-		br.update(func(r *Result) { r.Retries++; r.Waited += wait })
+		br.update(func(r *calsyncd.WriteResult) { r.Retries++; r.Waited += wait })
 		w.o.Observer.Retry(w.o.Account)
 	}
+}
+
+// failed decides what a failed request leads to: sending it again after a
+// wait (none for a fresh token after a 401), within the write's budget, or
+// the error the write ends with (errThrottled once a rate limit spent the
+// budget, or at once for a usage limit).
+func (w *Writer) failed(br *batchRun, bud *budget, slot *Slot, err error, now time.Time) (time.Duration, error) {
+	c := ClassifyAt(err, now)
+	w.o.Observer.Response(w.o.Account, string(c.Class))
+	br.update(func(r *calsyncd.WriteResult) {
+		if r.ByClass == nil {
+			r.ByClass = map[calsyncd.ErrorClass]int{}
+		}
+		r.ByClass[c.Class]++
+	})
+	switch c.Class {
+	case calsyncd.ClassRateLimited:
+		w.pacer.RateLimited(slot.Start)
+	case calsyncd.ClassTransient:
+	case calsyncd.ClassUsageLimited:
+		// The account is read-only for hours: retrying would only
+		// prolong it.
+		w.openWindow(br.ctx, c)
+		return 0, errThrottled
+	case calsyncd.ClassAuth:
+		if c.Code == 401 && !bud.reauthed {
+			// Once more at once, with whatever token the source has now.
+			bud.reauthed = true
+			return 0, nil
+		}
+		return 0, err
+	default:
+		return 0, err
+	}
+	bud.attempts++
+	wait := Backoff(w.o.RetryBase, w.o.RetryCap, bud.attempts, w.jitter(), c.RetryAfter)
+	if bud.attempts >= w.o.MaxAttempts || bud.waited+wait > w.o.MaxRetryWait {
+		if c.Class == calsyncd.ClassRateLimited {
+			w.openWindow(br.ctx, c)
+			return 0, errThrottled
+		}
+		return 0, err
+	}
+	return wait, nil
 }
 
 // requestKind tells call whether a request spends the write quota.
@@ -688,135 +495,4 @@ func (w *Writer) classOf(err error) Classification {
 		return Classification{Class: classStopped}
 	}
 	return ClassifyAt(err, w.clock.Now())
-}
-
-// settle counts a write's outcome; a fatal one stops the batch.
-func (w *Writer) settle(br *batchRun, op diff.Op, err error) {
-	if !op.Forget {
-		// Forgetting a mapping is no write.
-		w.o.Observer.WriteDone(br.SubscriptionID, op.Kind.String(), outcomeOf(w.classOf, err))
-	}
-	if err == nil {
-		return
-	}
-	switch {
-	case errors.Is(err, errThrottled):
-		br.update(func(r *Result) { r.Deferred++ })
-		return
-	case errors.Is(err, errStopped):
-		br.update(func(r *Result) { r.Skipped++ })
-		return
-	}
-	if errors.Is(err, errUnparented) {
-		br.update(func(r *Result) { r.Unparented++ })
-		return
-	}
-	var unrecorded *unrecordedError
-	if errors.As(err, &unrecorded) {
-		// The write itself is counted; the batch cannot go on.
-		w.stopWith(br, unrecorded.err)
-		return
-	}
-	var noInst *noInstanceError
-	if errors.As(err, &noInst) {
-		// Shape only plans exceptions of occurrences the series has; the
-		// series in Google may lag behind (its own write failed). Retried
-		// next run.
-		br.update(func(r *Result) { r.Failed++ })
-		w.log.Warn("no instance to write the exception to", "subscription", br.SubscriptionID, "event", op.Key.String(), "error", noInst.Error())
-		return
-	}
-	var fatal *Error
-	if errors.As(err, &fatal) {
-		w.fail(br, fatal)
-		return
-	}
-	c := w.classOf(err)
-	switch c.Class {
-	case ClassInvalid:
-		w.reject(br, op, fmt.Sprintf("HTTP %d %s: %s", c.Code, c.Reason, c.Message))
-	case ClassAuth:
-		w.fail(br, &Error{Subscription: br.SubscriptionID, Op: op.Kind.String(), Class: c.Class, Code: c.Code, Reason: c.Reason, Msg: c.Message, Err: err})
-	case ClassCanceled:
-		br.update(func(r *Result) { r.Skipped++ })
-	default:
-		br.update(func(r *Result) { r.Failed++ })
-		w.log.Debug("write failed", "subscription", br.SubscriptionID, "op", op.Kind.String(), "class", string(c.Class),
-			"code", c.Code, "reason", c.Reason)
-	}
-}
-
-// reject records an event Google refused (or cannot hold): it is not sent
-// again until its content changes. A refused series is remembered for the
-// batch, so that its exceptions are not attempted.
-func (w *Writer) reject(br *batchRun, op diff.Op, reason string) {
-	rej := mapping.Rejection{Key: op.Key, Reason: reason, At: w.clock.Now()}
-	if op.Event != nil {
-		rej.Hash = op.Event.Hash
-	}
-	series := op.Event != nil && op.Event.IsRecurring()
-	br.update(func(r *Result) {
-		r.Rejected++
-		r.Rejections = append(r.Rejections, rej)
-		if series {
-			r.RefusedSeries = append(r.RefusedSeries, op.Key)
-		}
-	})
-	if series {
-		br.mu.Lock()
-		if br.refused == nil {
-			br.refused = map[mapping.Key]bool{}
-		}
-		br.refused[op.Key] = true
-		br.mu.Unlock()
-	}
-	if perr := br.p.Rejected(br.ctx, rej); perr != nil {
-		w.stopWith(br, persistError(br, op, perr).err)
-		return
-	}
-	w.log.Warn("event rejected by Google", "subscription", br.SubscriptionID, "op", op.Kind.String(), "event", op.Key.String(), "reason", reason)
-}
-
-// outcomeOf names a settled write's outcome for the Observer, following
-// settle's own sorting.
-func outcomeOf(classOf func(error) Classification, err error) string {
-	var unrecorded *unrecordedError
-	var fatal *Error
-	switch {
-	case err == nil, errors.As(err, &unrecorded):
-		return "ok"
-	case errors.Is(err, errUnparented):
-		return "skipped"
-	case errors.As(err, new(*noInstanceError)):
-		return "failed"
-	case errors.Is(err, errThrottled):
-		return "deferred"
-	case errors.Is(err, errStopped):
-		return "skipped"
-	case errors.As(err, &fatal):
-		return "failed"
-	}
-	switch classOf(err).Class {
-	case ClassInvalid:
-		return "rejected"
-	case ClassCanceled:
-		return "skipped"
-	}
-	return "failed"
-}
-
-// fail records the write as failed and stops the batch.
-func (w *Writer) fail(br *batchRun, e *Error) {
-	br.update(func(r *Result) { r.Failed++ })
-	w.stopWith(br, e)
-}
-
-// stopWith stops the batch: the subscription cannot go on this run.
-func (w *Writer) stopWith(br *batchRun, e *Error) {
-	br.update(func(r *Result) {
-		if r.Err == nil {
-			r.Err = e
-		}
-	})
-	br.stop(e)
 }

@@ -1,241 +1,22 @@
 package gcalwriter_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
-	"log/slog"
 	"net/http"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	calendar "google.golang.org/api/calendar/v3"
-	"google.golang.org/api/option"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/diff"
-	"github.com/calsyncd/calsyncd/internal/feed"
 	"github.com/calsyncd/calsyncd/internal/gcalfake"
 	"github.com/calsyncd/calsyncd/internal/gcalwriter"
 	"github.com/calsyncd/calsyncd/internal/mapping"
 )
-
-const (
-	cal = "team@example.com"
-	sub = "team"
-)
-
-// memPersister records what the writer persisted.
-type memPersister struct {
-	mu       sync.Mutex
-	saved    map[mapping.Key]mapping.Mapping
-	deleted  []mapping.Key
-	rejected map[mapping.Key]mapping.Rejection
-}
-
-func newMem() *memPersister {
-	return &memPersister{saved: map[mapping.Key]mapping.Mapping{}, rejected: map[mapping.Key]mapping.Rejection{}}
-}
-
-func (p *memPersister) Saved(_ context.Context, m mapping.Mapping) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.saved[m.Key] = m
-	return nil
-}
-
-func (p *memPersister) Deleted(_ context.Context, k mapping.Key) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	delete(p.saved, k)
-	p.deleted = append(p.deleted, k)
-	return nil
-}
-
-func (p *memPersister) Rejected(_ context.Context, r mapping.Rejection) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.rejected[r.Key] = r
-	return nil
-}
-
-func (p *memPersister) mapping(k mapping.Key) mapping.Mapping {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.saved[k]
-}
-
-func (p *memPersister) mappings() []mapping.Mapping {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out := make([]mapping.Mapping, 0, len(p.saved))
-	for _, m := range p.saved {
-		out = append(out, m)
-	}
-	return out
-}
-
-func (p *memPersister) rejections() []mapping.Rejection {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out := make([]mapping.Rejection, 0, len(p.rejected))
-	for _, r := range p.rejected {
-		out = append(out, r)
-	}
-	return out
-}
-
-// request is one request as the transport saw it.
-type request struct {
-	at      time.Time
-	method  string
-	path    string
-	ifMatch string
-}
-
-func (r request) write() bool { return r.method != http.MethodGet }
-
-// recorder notes every request on its way to the emulator.
-type recorder struct {
-	next http.RoundTripper
-	mu   sync.Mutex
-	reqs []request
-}
-
-func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
-	r.mu.Lock()
-	r.reqs = append(r.reqs, request{at: time.Now(), method: req.Method, path: req.URL.Path, ifMatch: req.Header.Get("If-Match")})
-	r.mu.Unlock()
-	return r.next.RoundTrip(req)
-}
-
-func (r *recorder) requests() []request {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.reqs)
-}
-
-func (r *recorder) writes() []request {
-	var out []request
-	for _, q := range r.requests() {
-		if q.write() {
-			out = append(out, q)
-		}
-	}
-	return out
-}
-
-// syncBuffer collects log output from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-type harness struct {
-	t    *testing.T
-	fake *gcalfake.Server
-	logs *syncBuffer
-	recs map[string]*recorder // by user
-}
-
-// newHarness builds an emulator with the team calendar. Inside a synctest
-// bubble everything it makes runs on virtual time.
-func newHarness(t *testing.T, opts gcalfake.Options) *harness {
-	t.Helper()
-	if opts.Seed == 0 {
-		opts.Seed = 3
-	}
-	fake := gcalfake.New(opts)
-	fake.AddCalendar(cal, "UTC")
-	return &harness{t: t, fake: fake, logs: &syncBuffer{}, recs: map[string]*recorder{}}
-}
-
-// writer returns a writer acting as user, over the in-memory transport.
-func (h *harness) writer(user string, o gcalwriter.Options) *gcalwriter.Writer {
-	h.t.Helper()
-	rec := &recorder{next: h.fake.Transport(user)}
-	h.recs[user] = rec
-	svc, err := calendar.NewService(context.Background(), option.WithEndpoint(gcalfake.Endpoint),
-		option.WithHTTPClient(&http.Client{Transport: rec}))
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	o.Logger = slog.New(slog.NewTextHandler(h.logs, nil)).With("account", user)
-	o.Account = user
-	if o.Seed == 0 {
-		o.Seed = 1
-	}
-	return gcalwriter.New(svc, o)
-}
-
-// apply runs one batch and checks that every op landed in exactly one
-// outcome.
-func apply(t *testing.T, w *gcalwriter.Writer, p gcalwriter.Persister, ops ...diff.Op) gcalwriter.Result {
-	t.Helper()
-	res := w.Apply(context.Background(), gcalwriter.Batch{SubscriptionID: sub, CalendarID: cal, Ops: ops}, p)
-	checkAccounted(t, res, len(ops))
-	return res
-}
-
-func checkAccounted(t testing.TB, res gcalwriter.Result, ops int) {
-	t.Helper()
-	if n := res.Created + res.Updated + res.Deleted + res.Forgotten + res.Deferred + res.Failed + res.Rejected + res.Unparented + res.Skipped; n != ops {
-		t.Errorf("outcomes add up to %d for %d ops: %+v", n, ops, res)
-	}
-}
-
-func event(uid, summary string) *feed.Event {
-	ev := &feed.Event{UID: uid, Summary: summary, Status: feed.StatusConfirmed,
-		Start: feed.Time{T: time.Date(2027, 1, 11, 9, 0, 0, 0, time.UTC)},
-		End:   feed.Time{T: time.Date(2027, 1, 11, 10, 0, 0, 0, time.UTC)}}
-	ev.Hash = ev.ComputeHash()
-	return ev
-}
-
-// events makes n distinct feed events.
-func events(n int) []feed.Event {
-	out := make([]feed.Event, n)
-	for i := range out {
-		ev := event(fmt.Sprintf("evt-%04d@example.com", i), fmt.Sprintf("Event %d", i))
-		ev.Start.T = ev.Start.T.Add(time.Duration(i) * time.Hour)
-		ev.End.T = ev.End.T.Add(time.Duration(i) * time.Hour)
-		ev.Hash = ev.ComputeHash()
-		out[i] = *ev
-	}
-	return out
-}
-
-func create(ev *feed.Event) diff.Op { return diff.Op{Kind: diff.Create, Key: ev.Key(), Event: ev} }
-
-func creates(evs []feed.Event) []diff.Op {
-	ops := make([]diff.Op, len(evs))
-	for i := range evs {
-		ops[i] = create(&evs[i])
-	}
-	return ops
-}
-
-func update(ev *feed.Event, m mapping.Mapping) diff.Op {
-	return diff.Op{Kind: diff.Update, Key: ev.Key(), Event: ev, Mapping: &m}
-}
-
-func del(m mapping.Mapping) diff.Op { return diff.Op{Kind: diff.Delete, Key: m.Key, Mapping: &m} }
 
 func TestCreateUpdateDelete(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -425,7 +206,7 @@ func TestUpdateKeepsAPersonsReminderAndColour(t *testing.T) {
 		if p.mapping(ev.Key()).ETag != got.Etag {
 			t.Errorf("persisted etag %s, event etag %s", p.mapping(ev.Key()).ETag, got.Etag)
 		}
-		if res.ByClass[gcalwriter.ClassPrecondition] != 1 {
+		if res.ByClass[calsyncd.ClassPrecondition] != 1 {
 			t.Errorf("ByClass %v, want one precondition failure", res.ByClass)
 		}
 	})
@@ -436,7 +217,7 @@ func TestUpdateOfAVanishedEventRecreatesIt(t *testing.T) {
 		h := newHarness(t, gcalfake.Options{})
 		w := h.writer("alice", gcalwriter.Options{})
 		ev := event("a@example.com", "Standup")
-		m := mapping.Mapping{Key: ev.Key(), EventID: mapping.EventID(sub, ev.Key(), 0), Hash: "old"}
+		m := calsyncd.Mapping{Key: ev.Key(), EventID: mapping.EventID(sub, ev.Key(), 0), Hash: "old"}
 		res := apply(t, w, newMem(), update(ev, m))
 		if res.Created != 1 || len(h.fake.Events(cal)) != 1 {
 			t.Fatalf("result %+v", res)
@@ -487,10 +268,10 @@ func TestMissingCalendarStopsTheBatch(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, gcalfake.Options{})
 		w := h.writer("alice", gcalwriter.Options{})
-		res := w.Apply(context.Background(), gcalwriter.Batch{SubscriptionID: sub, CalendarID: "nope@example.com",
+		res := w.Apply(context.Background(), diff.Batch{SubscriptionID: sub, CalendarID: "nope@example.com",
 			Ops: []diff.Op{create(event("a", "A"))}}, newMem())
 		var werr *gcalwriter.Error
-		if res.Err == nil || !errors.As(res.Err, &werr) || werr.Class != gcalwriter.ClassAuth || !errors.Is(res.Err, gcalwriter.ErrCalendarNotFound) || res.Skipped != 1 {
+		if res.Err == nil || !errors.As(res.Err, &werr) || werr.Class != calsyncd.ClassAuth || !errors.Is(res.Err, gcalwriter.ErrCalendarNotFound) || res.Skipped != 1 {
 			t.Fatalf("result %+v", res)
 		}
 	})
@@ -508,7 +289,7 @@ func TestUnauthorizedStopsTheBatchAfterOneMoreTry(t *testing.T) {
 		before := len(h.recs["alice"].requests())
 		res := apply(t, w, p, creates(events(5))...)
 		var werr *gcalwriter.Error
-		if !errors.As(res.Err, &werr) || werr.Class != gcalwriter.ClassAuth || werr.Code != 401 {
+		if !errors.As(res.Err, &werr) || werr.Class != calsyncd.ClassAuth || werr.Code != 401 {
 			t.Fatalf("Err = %v, want an auth error", res.Err)
 		}
 		if res.Deferred != 0 || res.Skipped != 5 {
@@ -531,7 +312,7 @@ func TestShutdownSkipsWhatIsLeft(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(2*time.Second, cancel)
 		ops := creates(events(30))
-		res := w.Apply(ctx, gcalwriter.Batch{SubscriptionID: sub, CalendarID: cal, Ops: ops}, newMem())
+		res := w.Apply(ctx, diff.Batch{SubscriptionID: sub, CalendarID: cal, Ops: ops}, newMem())
 		checkAccounted(t, res, len(ops))
 		if res.Skipped == 0 || res.Created == 0 || res.Err != nil || res.Deferred != 0 {
 			t.Fatalf("result %+v", res)
@@ -554,7 +335,7 @@ func TestBackfillIsMarked(t *testing.T) {
 		if res := apply(t, w, p, creates(evs[3:])[:1]...); res.Backfill {
 			t.Errorf("1 op ran as backfill")
 		}
-		res := w.Apply(context.Background(), gcalwriter.Batch{SubscriptionID: sub, CalendarID: cal, Ops: creates(evs[4:]), Backfill: true}, p)
+		res := w.Apply(context.Background(), diff.Batch{SubscriptionID: sub, CalendarID: cal, Ops: creates(evs[4:]), Backfill: true}, p)
 		if !res.Backfill || res.Created != 2 {
 			t.Errorf("first sync: %+v", res)
 		}
@@ -572,7 +353,7 @@ func TestDrainFinishesInFlightWritesAndSkipsTheRest(t *testing.T) {
 		time.AfterFunc(2*time.Second, func() { close(drain) })
 		p := newMem()
 		ops := creates(events(30))
-		res := w.Apply(context.Background(), gcalwriter.Batch{SubscriptionID: sub, CalendarID: cal, Ops: ops, Drain: drain}, p)
+		res := w.Apply(context.Background(), diff.Batch{SubscriptionID: sub, CalendarID: cal, Ops: ops, Drain: drain}, p)
 		checkAccounted(t, res, len(ops))
 		if res.Created == 0 || res.Skipped == 0 || res.Deferred != 0 || res.Err != nil {
 			t.Fatalf("result %+v", res)
@@ -584,7 +365,7 @@ func TestDrainFinishesInFlightWritesAndSkipsTheRest(t *testing.T) {
 		}
 		closed := make(chan struct{})
 		close(closed)
-		res = w.Apply(context.Background(), gcalwriter.Batch{SubscriptionID: sub, CalendarID: cal, Ops: ops, Drain: closed}, p)
+		res = w.Apply(context.Background(), diff.Batch{SubscriptionID: sub, CalendarID: cal, Ops: ops, Drain: closed}, p)
 		if res.Skipped != len(ops) {
 			t.Errorf("a batch drained before it began: %+v", res)
 		}
@@ -613,6 +394,41 @@ func TestListOwned(t *testing.T) {
 			if o.EventID != m.EventID || o.Hash != m.Hash || o.Cancelled != (o.Key == evs[0].Key()) {
 				t.Errorf("owned %+v, mapping %+v", o, m)
 			}
+		}
+	})
+}
+
+// TestResultReportsWhatWasRecorded: the result lists exactly what the
+// batch recorded through the Persister (saved mappings, deleted keys,
+// rejections), so a caller keeps its view of the store without reading it.
+func TestResultReportsWhatWasRecorded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, gcalfake.Options{})
+		w := h.writer("alice", gcalwriter.Options{})
+		p := newMem()
+		evs := events(4)
+		first := apply(t, w, p, creates(evs)...)
+		if len(first.Mapped) != 4 || len(first.Unmapped) != 0 {
+			t.Fatalf("first batch reports %d saved, %d deleted", len(first.Mapped), len(first.Unmapped))
+		}
+		for _, m := range first.Mapped {
+			if p.mapping(m.Key) != m {
+				t.Errorf("reported %+v, persisted %+v", m, p.mapping(m.Key))
+			}
+		}
+		changed := event(evs[0].UID, "Renamed")
+		bad := event("bad@example.com", "Rejected")
+		bad.Recurrence = []string{"RRULE:NOPE"}
+		bad.Hash = bad.ComputeHash()
+		second := apply(t, w, p, create(bad), update(changed, p.mapping(evs[0].Key())), del(p.mapping(evs[1].Key())))
+		if len(second.Mapped) != 1 || second.Mapped[0] != p.mapping(evs[0].Key()) {
+			t.Errorf("second batch reports saved %+v", second.Mapped)
+		}
+		if len(second.Unmapped) != 1 || second.Unmapped[0] != evs[1].Key() {
+			t.Errorf("second batch reports deleted %v", second.Unmapped)
+		}
+		if len(second.Rejections) != 1 || second.Rejections[0].Key != bad.Key() || p.rejected[bad.Key()] != second.Rejections[0] {
+			t.Errorf("second batch reports rejections %+v (persisted %+v)", second.Rejections, p.rejected)
 		}
 	})
 }

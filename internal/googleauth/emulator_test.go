@@ -11,6 +11,7 @@ import (
 
 	calendar "google.golang.org/api/calendar/v3"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/gcalfake"
 	"github.com/calsyncd/calsyncd/internal/gcalwriter"
 	"github.com/calsyncd/calsyncd/internal/googleauth"
@@ -117,10 +118,10 @@ func TestCalendarClientThroughEmulator(t *testing.T) {
 		t.Fatal("insert succeeded with a revoked token")
 	}
 	c := gcalwriter.Classify(err)
-	if c.Class != gcalwriter.ClassAuth || c.Reason != "invalid_grant" {
+	if c.Class != calsyncd.ClassAuth || c.Reason != "invalid_grant" {
 		t.Errorf("Classify = %+v, want auth/invalid_grant", c)
 	}
-	if c.Class == gcalwriter.ClassRateLimited || c.Class == gcalwriter.ClassUsageLimited || c.Class == gcalwriter.ClassTransient {
+	if c.Class == calsyncd.ClassRateLimited || c.Class == calsyncd.ClassUsageLimited || c.Class == calsyncd.ClassTransient {
 		t.Errorf("a revoked token must not be retried as %q", c.Class)
 	}
 	var aerr *googleauth.Error
@@ -157,7 +158,7 @@ func TestServiceAccountThroughEmulator(t *testing.T) {
 	// writer sees as auth: the guard is real.
 	api.allow("someone-else")
 	_, err = svc.Calendars.Get("team@example.com").Context(ctx).Do()
-	if c := gcalwriter.Classify(err); c.Class != gcalwriter.ClassAuth || c.Code != 401 {
+	if c := gcalwriter.Classify(err); c.Class != calsyncd.ClassAuth || c.Code != 401 {
 		t.Errorf("wrong token: Classify = %+v", c)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/config"
 )
 
@@ -50,6 +51,9 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// ErrorClass implements calsyncd.Classed: only a person can fix it.
+func (e *Error) ErrorClass() calsyncd.ErrorClass { return calsyncd.ClassAuth }
 
 // failureSource turns the token endpoint's definitive refusals into *Error
 // with advice. Transient trouble (429, 5xx, the network) passes through

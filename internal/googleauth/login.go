@@ -111,20 +111,7 @@ func Login(ctx context.Context, cfg *config.Config, account string, opts LoginOp
 			return WriteToken(tokenFile, tok)
 		},
 	}
-	mux := http.NewServeMux()
-	mux.Handle("GET /{$}", cb)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		srv.Serve(ln)
-	}()
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(sctx)
-		<-served
-	}()
+	defer serveCallback(ctx, ln, cb)()
 
 	fmt.Fprintf(opts.Out, "To let calsyncd write to Google Calendar as you (account %s), open this URL in a browser on this machine:\n\n  %s\n\n", acct.Name, authURL)
 	fmt.Fprintf(opts.Out, "Waiting for Google to send the browser back to %s (giving up in %s).\n", conf.RedirectURL, opts.Timeout)
@@ -133,19 +120,44 @@ func Login(ctx context.Context, cfg *config.Config, account string, opts LoginOp
 		opts.OpenURL(authURL)
 	}
 
-	timer := time.NewTimer(opts.Timeout)
+	return awaitLogin(ctx, cfg, acct.Name, cb, opts.Timeout, tokenFile)
+}
+
+// serveCallback serves Google's redirect to cb on ln until the returned
+// func stops it.
+func serveCallback(ctx context.Context, ln net.Listener, cb *callback) func() {
+	mux := http.NewServeMux()
+	mux.Handle("GET /{$}", cb)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		srv.Serve(ln)
+	}()
+	return func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+		<-served
+	}
+}
+
+// awaitLogin waits for the browser to come back, for the timeout, or for
+// ctx, and returns the token file written.
+func awaitLogin(ctx context.Context, cfg *config.Config, account string, cb *callback, timeout time.Duration, tokenFile string) (string, error) {
+	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	select {
 	case err := <-cb.done:
 		if err != nil {
-			return "", &Error{Account: acct.Name, Op: "login", Err: err, Hint: "run `" + loginCommand(cfg.Path, acct.Name) + "` again"}
+			return "", &Error{Account: account, Op: "login", Err: err, Hint: "run `" + loginCommand(cfg.Path, account) + "` again"}
 		}
 		return tokenFile, nil
 	case <-timer.C:
-		return "", &Error{Account: acct.Name, Op: "login", Err: fmt.Errorf("no answer from the browser within %s", opts.Timeout),
-			Hint: "run `" + loginCommand(cfg.Path, acct.Name) + "` again and open the URL it prints"}
+		return "", &Error{Account: account, Op: "login", Err: fmt.Errorf("no answer from the browser within %s", timeout),
+			Hint: "run `" + loginCommand(cfg.Path, account) + "` again and open the URL it prints"}
 	case <-ctx.Done():
-		return "", &Error{Account: acct.Name, Op: "login", Err: ctx.Err()}
+		return "", &Error{Account: account, Op: "login", Err: ctx.Err()}
 	}
 }
 

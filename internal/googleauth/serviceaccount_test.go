@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/gcalwriter"
 	"github.com/calsyncd/calsyncd/internal/googleauth"
 )
@@ -108,7 +109,7 @@ func TestServiceAccountRefused(t *testing.T) {
 			if want, _, _ := strings.Cut(strings.TrimPrefix(tc.body, `{"error":"`), `"`); aerr.Reason != want {
 				t.Errorf("Reason = %q, want %q", aerr.Reason, want)
 			}
-			if c := gcalwriter.Classify(err); c.Class != gcalwriter.ClassAuth {
+			if c := gcalwriter.Classify(err); c.Class != calsyncd.ClassAuth {
 				t.Errorf("class = %q, want auth", c.Class)
 			}
 			if strings.Contains(err.Error(), "PRIVATE KEY") {

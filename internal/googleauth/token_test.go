@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/gcalwriter"
 	"github.com/calsyncd/calsyncd/internal/googleauth"
 )
@@ -173,26 +174,26 @@ func TestTokenEndpointFailuresClassify(t *testing.T) {
 	tests := map[string]struct {
 		status     int
 		body       string
-		wantClass  gcalwriter.Class
+		wantClass  calsyncd.ErrorClass
 		wantTyped  bool // a *googleauth.Error a person must act on
 		wantReason string
 		wantHint   string
 	}{
 		"invalid_grant (revoked or expired)": {
 			status: 400, body: `{"error":"invalid_grant","error_description":"Token has been expired or revoked."}`,
-			wantClass: gcalwriter.ClassAuth, wantTyped: true, wantReason: "invalid_grant", wantHint: "calsyncd auth login --config",
+			wantClass: calsyncd.ClassAuth, wantTyped: true, wantReason: "invalid_grant", wantHint: "calsyncd auth login --config",
 		},
 		"client deleted": {
 			status: 401, body: `{"error":"deleted_client","error_description":"The OAuth client was deleted."}`,
-			wantClass: gcalwriter.ClassAuth, wantTyped: true, wantReason: "deleted_client", wantHint: "download its JSON again",
+			wantClass: calsyncd.ClassAuth, wantTyped: true, wantReason: "deleted_client", wantHint: "download its JSON again",
 		},
 		"token endpoint rate limited": {
 			status: 429, body: `{"error":"rate_limit_exceeded"}`,
-			wantClass: gcalwriter.ClassTransient,
+			wantClass: calsyncd.ClassTransient,
 		},
 		"token endpoint down": {
 			status: 503, body: `<html>unavailable</html>`,
-			wantClass: gcalwriter.ClassTransient,
+			wantClass: calsyncd.ClassTransient,
 		},
 	}
 	for name, tc := range tests {
@@ -213,7 +214,7 @@ func TestTokenEndpointFailuresClassify(t *testing.T) {
 			if c.Class != tc.wantClass {
 				t.Errorf("class = %q, want %q (err %v)", c.Class, tc.wantClass, err)
 			}
-			if c.Class == gcalwriter.ClassRateLimited || c.Class == gcalwriter.ClassUsageLimited {
+			if c.Class == calsyncd.ClassRateLimited || c.Class == calsyncd.ClassUsageLimited {
 				t.Errorf("a token failure was taken for a rate limit")
 			}
 			var aerr *googleauth.Error
@@ -246,7 +247,7 @@ func TestNewLoginRepairsARunningSource(t *testing.T) {
 		t.Fatal(err)
 	}
 	oauth.failWith(400, `{"error":"invalid_grant","error_description":"Token has been expired or revoked."}`)
-	if _, err := creds.TokenSource.Token(); gcalwriter.Classify(err).Class != gcalwriter.ClassAuth {
+	if _, err := creds.TokenSource.Token(); gcalwriter.Classify(err).Class != calsyncd.ClassAuth {
 		t.Fatalf("revoked: %v", err)
 	}
 	if _, err := creds.TokenSource.Token(); err == nil {

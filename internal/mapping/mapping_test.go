@@ -3,22 +3,23 @@ package mapping_test
 import (
 	"testing"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/mapping"
 )
 
 func TestEventIDIsDeterministicValidAndDistinct(t *testing.T) {
 	keys := []struct {
 		sub string
-		key mapping.Key
+		key calsyncd.Key
 		gen int
 	}{
-		{"team", mapping.Key{UID: "a@example.com"}, 0},
-		{"team", mapping.Key{UID: "a@example.com"}, 1},
-		{"team", mapping.Key{UID: "a@example.com", RecurrenceID: "20270105T090000Z"}, 0},
-		{"other", mapping.Key{UID: "a@example.com"}, 0},
+		{"team", calsyncd.Key{UID: "a@example.com"}, 0},
+		{"team", calsyncd.Key{UID: "a@example.com"}, 1},
+		{"team", calsyncd.Key{UID: "a@example.com", RecurrenceID: "20270105T090000Z"}, 0},
+		{"other", calsyncd.Key{UID: "a@example.com"}, 0},
 		// Field boundaries must not blur: ("ab","") vs ("a","b").
-		{"team", mapping.Key{UID: "ab"}, 0},
-		{"team", mapping.Key{UID: "a", RecurrenceID: "b"}, 0},
+		{"team", calsyncd.Key{UID: "ab"}, 0},
+		{"team", calsyncd.Key{UID: "a", RecurrenceID: "b"}, 0},
 	}
 	seen := map[string]int{}
 	for i, k := range keys {
@@ -43,35 +44,6 @@ func TestValidEventID(t *testing.T) {
 	} {
 		if got := mapping.ValidEventID(id); got != want {
 			t.Errorf("ValidEventID(%q) = %v, want %v", id, got, want)
-		}
-	}
-}
-
-func TestKeyKinds(t *testing.T) {
-	master := mapping.Key{UID: "u"}
-	split := mapping.SplitKey("u", "20270111T080000Z")
-	tests := []struct {
-		key    mapping.Key
-		kind   mapping.Kind
-		parent string
-		start  string
-	}{
-		{master, mapping.Top, "", ""},
-		{mapping.InstanceKey(master, "20270118T080000Z"), mapping.Instance, "u", "20270118T080000Z"},
-		{split, mapping.Split, "", "20270111T080000Z"},
-		{mapping.InstanceKey(split, "20270125T090000Z"), mapping.Instance, "u@20270111T080000Z/series", "20270125T090000Z"},
-		{mapping.StandaloneKey("u", "20270106"), mapping.Standalone, "", "20270106"},
-	}
-	for _, tt := range tests {
-		if got := tt.key.Kind(); got != tt.kind {
-			t.Errorf("%s: kind %d, want %d", tt.key, got, tt.kind)
-		}
-		p, ok := tt.key.Parent()
-		if ok != (tt.parent != "") || (ok && p.String() != tt.parent) {
-			t.Errorf("%s: parent %s %v, want %q", tt.key, p, ok, tt.parent)
-		}
-		if got := tt.key.Start(); got != tt.start {
-			t.Errorf("%s: start %q, want %q", tt.key, got, tt.start)
 		}
 	}
 }

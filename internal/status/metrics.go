@@ -7,6 +7,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	calsyncd "github.com/calsyncd/calsyncd"
 )
 
 // Metrics are the daemon's Prometheus metrics, on a registry of their own
@@ -86,8 +88,8 @@ func (m *Metrics) FeedFetched(subscription, result string) {
 
 // RunFinished records a finished run. The subscription's state is read
 // from the database at each scrape (WatchSubscriptions), not from here.
-func (m *Metrics) RunFinished(subscription, outcome, state string, d time.Duration) {
-	m.runs.WithLabelValues(subscription, outcome).Inc()
+func (m *Metrics) RunFinished(subscription string, outcome calsyncd.Outcome, state calsyncd.State, d time.Duration) {
+	m.runs.WithLabelValues(subscription, string(outcome)).Inc()
 	m.syncDuration.WithLabelValues(subscription).Observe(d.Seconds())
 }
 

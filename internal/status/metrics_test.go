@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/status"
-	"github.com/calsyncd/calsyncd/internal/store"
 )
 
 var metricsT0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
@@ -45,12 +45,12 @@ func unix(d time.Duration) string {
 }
 
 type subscriptionSource struct {
-	states []store.SubscriptionState
+	states []calsyncd.SubscriptionState
 	last   map[string]time.Time
 	err    error
 }
 
-func (s *subscriptionSource) Subscriptions(context.Context) ([]store.SubscriptionState, error) {
+func (s *subscriptionSource) Subscriptions(context.Context) ([]calsyncd.SubscriptionState, error) {
 	return s.states, s.err
 }
 
@@ -63,10 +63,10 @@ func (s *subscriptionSource) LastSuccess(_ context.Context, id string) (time.Tim
 // subscriptions.
 func TestSubscriptionGauges(t *testing.T) {
 	src := &subscriptionSource{
-		states: []store.SubscriptionState{
-			{ID: "broken", State: store.StateError, CreatedAt: metricsT0},
-			{ID: "guarded", State: store.StateActive, HeldDeletes: 40, CreatedAt: metricsT0},
-			{ID: "removed", State: store.StateError, CreatedAt: metricsT0},
+		states: []calsyncd.SubscriptionState{
+			{ID: "broken", State: calsyncd.StateError, CreatedAt: metricsT0},
+			{ID: "guarded", State: calsyncd.StateActive, HeldDeletes: 40, CreatedAt: metricsT0},
+			{ID: "removed", State: calsyncd.StateError, CreatedAt: metricsT0},
 		},
 		last: map[string]time.Time{"guarded": metricsT0.Add(5 * time.Hour)},
 	}
@@ -86,7 +86,7 @@ func TestSubscriptionGauges(t *testing.T) {
 		`calsyncd_subscription_state{state="ERROR",subscription="guarded"} 0`)
 
 	// The next scrape sees what runs and reloads changed.
-	src.states[0].State = store.StateActive
+	src.states[0].State = calsyncd.StateActive
 	src.states[1].HeldDeletes = 0
 	src.last["broken"] = metricsT0.Add(7 * time.Hour)
 	configured = []string{"broken"}

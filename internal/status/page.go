@@ -5,6 +5,8 @@ import (
 	"html/template"
 	"io"
 	"time"
+
+	calsyncd "github.com/calsyncd/calsyncd"
 )
 
 // Chart geometry, in SVG user units.
@@ -78,11 +80,11 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 		}
 		return t.Local().Format("Jan 2 15:04:05")
 	},
-	"lower": func(s string) string {
+	"lower": func(s calsyncd.State) string {
 		switch s {
-		case "ACTIVE":
+		case calsyncd.StateActive:
 			return "active"
-		case "ERROR":
+		case calsyncd.StateError:
 			return "error"
 		}
 		return "other"

@@ -8,22 +8,20 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/config"
-	"github.com/calsyncd/calsyncd/internal/mapping"
-	"github.com/calsyncd/calsyncd/internal/store"
 )
 
 // Source is the state database as the report reads it.
 type Source interface {
-	Subscriptions(ctx context.Context) ([]store.SubscriptionState, error)
-	Runs(ctx context.Context, subscriptionID string, limit int) ([]store.Run, error)
+	Subscriptions(ctx context.Context) ([]calsyncd.SubscriptionState, error)
+	Runs(ctx context.Context, subscriptionID string, limit int) ([]calsyncd.Run, error)
 	CountMappings(ctx context.Context, subscriptionID string) (int, error)
-	Rejections(ctx context.Context, subscriptionID string) ([]mapping.Rejection, error)
-	Accounts(ctx context.Context) ([]store.AccountState, error)
-	Leases(ctx context.Context) ([]store.Lease, error)
+	Rejections(ctx context.Context, subscriptionID string) ([]calsyncd.Rejection, error)
+	Accounts(ctx context.Context) ([]calsyncd.AccountState, error)
+	Leases(ctx context.Context) ([]calsyncd.Lease, error)
 	Ping(ctx context.Context) error
 }
 
@@ -38,7 +36,7 @@ type Pacer struct {
 	Account       string
 	Spacing       time.Duration
 	ThrottleUntil time.Time
-	ThrottleClass string
+	ThrottleClass calsyncd.ErrorClass
 }
 
 // Report is the whole status, as served by GET /status and printed by
@@ -52,38 +50,38 @@ type Report struct {
 
 // Subscription is one subscription's status.
 type Subscription struct {
-	ID                string       `json:"id"`
-	Feed              string       `json:"feed"`
-	Calendar          string       `json:"calendar"`
-	Account           string       `json:"account"`
-	State             string       `json:"state"`
-	ConsecutiveErrors int          `json:"consecutive_errors"`
-	InConfig          bool         `json:"in_config"`
-	EventsMapped      int          `json:"events_mapped"`
-	HeldDeletes       int          `json:"held_deletes"`
-	Rejected          []Rejection  `json:"rejected_events"`
-	NextRun           *time.Time   `json:"next_run,omitempty"`
-	LastRun           *Run         `json:"last_run,omitempty"`
-	LastError         *ErrorReport `json:"last_error,omitempty"`
-	Notes             []string     `json:"notes"`
+	ID                string         `json:"id"`
+	Feed              string         `json:"feed"`
+	Calendar          string         `json:"calendar"`
+	Account           string         `json:"account"`
+	State             calsyncd.State `json:"state"`
+	ConsecutiveErrors int            `json:"consecutive_errors"`
+	InConfig          bool           `json:"in_config"`
+	EventsMapped      int            `json:"events_mapped"`
+	HeldDeletes       int            `json:"held_deletes"`
+	Rejected          []Rejection    `json:"rejected_events"`
+	NextRun           *time.Time     `json:"next_run,omitempty"`
+	LastRun           *Run           `json:"last_run,omitempty"`
+	LastError         *ErrorReport   `json:"last_error,omitempty"`
+	Notes             []string       `json:"notes"`
 	// History is the last runs, oldest first, for the chart.
 	History []Run `json:"-"`
 }
 
 // Run is one run's summary.
 type Run struct {
-	ID          int64      `json:"id"`
-	StartedAt   time.Time  `json:"started_at"`
-	FinishedAt  *time.Time `json:"finished_at,omitempty"`
-	Outcome     string     `json:"outcome"`
-	Created     int        `json:"created"`
-	Updated     int        `json:"updated"`
-	Deleted     int        `json:"deleted"`
-	Unchanged   int        `json:"unchanged"`
-	Deferred    int        `json:"deferred"`
-	Failed      int        `json:"failed"`
-	Rejected    int        `json:"rejected"`
-	HeldDeletes int        `json:"held_deletes"`
+	ID          int64            `json:"id"`
+	StartedAt   time.Time        `json:"started_at"`
+	FinishedAt  *time.Time       `json:"finished_at,omitempty"`
+	Outcome     calsyncd.Outcome `json:"outcome"`
+	Created     int              `json:"created"`
+	Updated     int              `json:"updated"`
+	Deleted     int              `json:"deleted"`
+	Unchanged   int              `json:"unchanged"`
+	Deferred    int              `json:"deferred"`
+	Failed      int              `json:"failed"`
+	Rejected    int              `json:"rejected"`
+	HeldDeletes int              `json:"held_deletes"`
 }
 
 // Writes is the number of successful writes of the run.
@@ -99,19 +97,19 @@ type Rejection struct {
 
 // ErrorReport is the last error: its class and what to do about it.
 type ErrorReport struct {
-	Class   string `json:"class"`
-	Message string `json:"message"`
-	Detail  string `json:"detail"`
+	Class   calsyncd.ErrorClass `json:"class"`
+	Message string              `json:"message"`
+	Detail  string              `json:"detail"`
 }
 
 // Account is one Google account's pacing state and which replica works
 // on it.
 type Account struct {
-	Name          string     `json:"name"`
-	SpacingMS     int64      `json:"pacer_spacing_ms"`
-	ThrottleUntil *time.Time `json:"throttle_window_until,omitempty"`
-	ThrottleClass string     `json:"throttle_class,omitempty"`
-	Lease         *Lease     `json:"lease,omitempty"`
+	Name          string              `json:"name"`
+	SpacingMS     int64               `json:"pacer_spacing_ms"`
+	ThrottleUntil *time.Time          `json:"throttle_window_until,omitempty"`
+	ThrottleClass calsyncd.ErrorClass `json:"throttle_class,omitempty"`
+	Lease         *Lease              `json:"lease,omitempty"`
 }
 
 // Lease is the replica holding an account's work.
@@ -134,7 +132,7 @@ func Build(ctx context.Context, src Source, cfg *config.Config, sched Scheduler,
 	if err != nil {
 		return nil, err
 	}
-	known := map[string]store.SubscriptionState{}
+	known := map[string]calsyncd.SubscriptionState{}
 	for _, st := range states {
 		known[st.ID] = st
 	}
@@ -150,59 +148,87 @@ func Build(ctx context.Context, src Source, cfg *config.Config, sched Scheduler,
 		}
 	}
 	for _, id := range order {
-		sub, inConfig := cfg.Subscription(id)
 		st, seen := known[id]
-		s := Subscription{ID: id, InConfig: inConfig, State: store.StateActive, Rejected: []Rejection{}, Notes: []string{}}
-		if inConfig {
-			s.Feed, s.Calendar, s.Account = config.RedactURL(sub.URL), sub.Calendar, sub.AccountName()
-		}
-		if seen {
-			s.Calendar, s.Account, s.State = st.Calendar, st.Account, st.State
-			s.ConsecutiveErrors, s.HeldDeletes = st.ConsecutiveErrors, st.HeldDeletes
-			s.Notes = append(s.Notes, st.Notes...)
-			if st.LastErrorClass != "" {
-				s.LastError = &ErrorReport{Class: st.LastErrorClass, Message: Explain(st.LastErrorClass), Detail: st.LastError}
-			}
-			if s.EventsMapped, err = src.CountMappings(ctx, id); err != nil {
-				return nil, err
-			}
-			rejs, err := src.Rejections(ctx, id)
-			if err != nil {
-				return nil, err
-			}
-			for _, r := range rejs {
-				s.Rejected = append(s.Rejected, Rejection{UID: r.Key.UID, RecurrenceID: r.Key.RecurrenceID, Reason: r.Reason, At: r.At})
-			}
-			runs, err := src.Runs(ctx, id, historyLen)
-			if err != nil {
-				return nil, err
-			}
-			for i := len(runs) - 1; i >= 0; i-- {
-				s.History = append(s.History, RunOf(runs[i]))
-			}
-			if len(runs) > 0 {
-				last := RunOf(runs[0])
-				s.LastRun = &last
-			}
-			if !st.NextRunAt.IsZero() {
-				t := st.NextRunAt
-				s.NextRun = &t
-			}
-		}
-		if !inConfig {
-			s.Notes = append(s.Notes, "removed from the configuration; its events stay in Google unless sync.prune_on_remove is set")
-		}
-		if sched != nil {
-			if t := sched.NextRun(id); !t.IsZero() {
-				s.NextRun = &t
-			}
-		}
-		if s.HeldDeletes > 0 {
-			s.Notes = append(s.Notes, fmt.Sprintf("%d deletes held by the mass-delete guard: run `calsyncd sync --allow-deletes %s` if the feed really lost these events", s.HeldDeletes, id))
+		s, err := subscriptionStatus(ctx, src, cfg, sched, id, st, seen)
+		if err != nil {
+			return nil, err
 		}
 		rep.Subscriptions = append(rep.Subscriptions, s)
 	}
+	if rep.Accounts, err = accountStatus(ctx, src, cfg, pacers, now); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
 
+// subscriptionStatus is one subscription's status: as configured, as the
+// database remembers it (seen), and as the scheduler plans it.
+func subscriptionStatus(ctx context.Context, src Source, cfg *config.Config, sched Scheduler, id string,
+	st calsyncd.SubscriptionState, seen bool) (Subscription, error) {
+	sub, inConfig := cfg.Subscription(id)
+	s := Subscription{ID: id, InConfig: inConfig, State: calsyncd.StateActive, Rejected: []Rejection{}, Notes: []string{}}
+	if inConfig {
+		s.Feed, s.Calendar, s.Account = config.RedactURL(sub.URL), sub.Calendar, sub.AccountName()
+	}
+	if seen {
+		if err := fromStore(ctx, src, &s, st); err != nil {
+			return s, err
+		}
+	}
+	if !inConfig {
+		s.Notes = append(s.Notes, "removed from the configuration; its events stay in Google unless sync.prune_on_remove is set")
+	}
+	if sched != nil {
+		if t := sched.NextRun(id); !t.IsZero() {
+			s.NextRun = &t
+		}
+	}
+	if s.HeldDeletes > 0 {
+		s.Notes = append(s.Notes, fmt.Sprintf("%d deletes held by the mass-delete guard: run `calsyncd sync --allow-deletes %s` if the feed really lost these events", s.HeldDeletes, id))
+	}
+	return s, nil
+}
+
+// fromStore fills in what the database remembers of a subscription.
+func fromStore(ctx context.Context, src Source, s *Subscription, st calsyncd.SubscriptionState) error {
+	s.Calendar, s.Account, s.State = st.Calendar, st.Account, st.State
+	s.ConsecutiveErrors, s.HeldDeletes = st.ConsecutiveErrors, st.HeldDeletes
+	s.Notes = append(s.Notes, st.Notes...)
+	if st.LastErrorClass != "" {
+		s.LastError = &ErrorReport{Class: st.LastErrorClass, Message: Explain(st.LastErrorClass), Detail: st.LastError}
+	}
+	var err error
+	if s.EventsMapped, err = src.CountMappings(ctx, st.ID); err != nil {
+		return err
+	}
+	rejs, err := src.Rejections(ctx, st.ID)
+	if err != nil {
+		return err
+	}
+	for _, r := range rejs {
+		s.Rejected = append(s.Rejected, Rejection{UID: r.Key.UID, RecurrenceID: r.Key.RecurrenceID, Reason: r.Reason, At: r.At})
+	}
+	runs, err := src.Runs(ctx, st.ID, historyLen)
+	if err != nil {
+		return err
+	}
+	for i := len(runs) - 1; i >= 0; i-- {
+		s.History = append(s.History, RunOf(runs[i]))
+	}
+	if len(runs) > 0 {
+		last := RunOf(runs[0])
+		s.LastRun = &last
+	}
+	if !st.NextRunAt.IsZero() {
+		t := st.NextRunAt
+		s.NextRun = &t
+	}
+	return nil
+}
+
+// accountStatus is every account's pacing state: configured, remembered
+// in the database, live in the daemon's pacers, and its lease.
+func accountStatus(ctx context.Context, src Source, cfg *config.Config, pacers []Pacer, now time.Time) ([]Account, error) {
 	accounts := map[string]*Account{}
 	for _, name := range cfg.AccountNames() {
 		accounts[name] = &Account{Name: name, SpacingMS: cfg.Writer.Spacing.D().Milliseconds()}
@@ -243,21 +269,20 @@ func Build(ctx context.Context, src Source, cfg *config.Config, sched Scheduler,
 		return nil, err
 	}
 	for _, l := range leases {
-		acc := accounts[l.Account]
-		if acc == nil {
-			continue
+		if acc := accounts[l.Account]; acc != nil {
+			acc.Lease = &Lease{Owner: l.Owner, ExpiresAt: l.ExpiresAt, Expired: !l.HeldAt(now)}
 		}
-		acc.Lease = &Lease{Owner: l.Owner, ExpiresAt: l.ExpiresAt, Expired: !l.HeldAt(now)}
 	}
+	out := make([]Account, 0, len(accounts))
 	for _, a := range accounts {
-		rep.Accounts = append(rep.Accounts, *a)
+		out = append(out, *a)
 	}
-	sort.Slice(rep.Accounts, func(i, j int) bool { return rep.Accounts[i].Name < rep.Accounts[j].Name })
-	return rep, nil
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
 }
 
 // RunOf is a stored run as status shows it.
-func RunOf(r store.Run) Run {
+func RunOf(r calsyncd.Run) Run {
 	out := Run{ID: r.ID, StartedAt: r.StartedAt, Outcome: r.Outcome, Created: r.Created, Updated: r.Updated, Deleted: r.Deleted,
 		Unchanged: r.Unchanged, Deferred: r.Deferred, Failed: r.Failed, Rejected: r.Rejected, HeldDeletes: r.HeldDeletes}
 	if !r.FinishedAt.IsZero() {
@@ -268,27 +293,28 @@ func RunOf(r store.Run) Run {
 }
 
 // Explain turns an error class into a sentence an operator can act on.
-func Explain(class string) string {
-	switch {
-	case class == "auth":
+func Explain(class calsyncd.ErrorClass) string {
+	switch class {
+	case calsyncd.ClassAuth:
 		return "Google refused the account's credentials or the calendar is not shared with it: check `calsyncd auth status`, the sharing of the calendar, or run `calsyncd auth login`."
-	case class == "rate_limited":
+	case calsyncd.ClassRateLimited:
 		return "Google rate-limited the account; writes are deferred and picked up by the next run. Nothing to do unless it persists for days."
-	case class == "usage_limited":
+	case calsyncd.ClassUsageLimited:
 		return "Google's Calendar usage limit made the account read-only for a while; writes wait for the lockout to end (usually hours)."
-	case class == "transient":
+	case calsyncd.ClassTransient:
 		return "Google answered with server errors or the connection broke; the writes are retried next run."
-	case class == "feed_unreachable":
+	case calsyncd.ClassFeedUnreachable:
 		return "The feed server could not be reached (DNS, connection, TLS or timeout). Check the URL and the network."
-	case class == "feed_rejected":
+	case calsyncd.ClassFeedRejected:
 		return "The feed server refused the request (401/403/404/410): the feed's URL or its credentials may have changed."
-	case class == "feed_unavailable":
+	case calsyncd.ClassFeedUnavailable:
 		return "The feed server is overloaded or failing (429/5xx); calsyncd retries later."
-	case class == "feed_too_large":
+	case calsyncd.ClassFeedTooLarge:
 		return "The feed is larger than feed.max_size; raise the limit if the feed is genuine."
-	case class == "feed_invalid":
+	case calsyncd.ClassFeedInvalid:
 		return "The feed did not answer with an iCalendar document (an HTML login page, an empty or truncated body). Nothing was deleted."
-	case strings.HasPrefix(class, "feed_"):
+	}
+	if class.IsFeed() {
 		return "The feed could not be fetched or read."
 	}
 	return "An internal error stopped the run; see the daemon's log."

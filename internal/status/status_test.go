@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/config"
-	"github.com/calsyncd/calsyncd/internal/mapping"
 	"github.com/calsyncd/calsyncd/internal/status"
 	"github.com/calsyncd/calsyncd/internal/store"
 	"github.com/calsyncd/calsyncd/internal/subscription"
@@ -50,11 +50,11 @@ func fixture(t *testing.T) (*store.Store, *config.Config) {
 	for i := 0; i < 3; i++ {
 		now = t0.Add(time.Duration(i-3) * time.Hour)
 		id, _ := st.StartRun(ctx, "team", now)
-		outcome, deferred := store.OutcomeOK, 0
+		outcome, deferred := calsyncd.OutcomeOK, 0
 		if i == 1 {
-			outcome, deferred = store.OutcomeDeferred, 40
+			outcome, deferred = calsyncd.OutcomeDeferred, 40
 		}
-		if err := st.FinishRun(ctx, store.Run{ID: id, FinishedAt: now.Add(90 * time.Second), Outcome: outcome,
+		if err := st.FinishRun(ctx, calsyncd.Run{ID: id, FinishedAt: now.Add(90 * time.Second), Outcome: outcome,
 			Created: 10 * i, Updated: 2, Unchanged: 100, Deferred: deferred}); err != nil {
 			t.Fatal(err)
 		}
@@ -69,16 +69,16 @@ func fixture(t *testing.T) (*store.Store, *config.Config) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 3; i++ {
-		_ = st.PutMapping(ctx, "team", mapping.Mapping{Key: mapping.Key{UID: string(rune('a' + i))}, EventID: "evid" + string(rune('a'+i)), Hash: "h"})
+		_ = st.PutMapping(ctx, "team", calsyncd.Mapping{Key: calsyncd.Key{UID: string(rune('a' + i))}, EventID: "evid" + string(rune('a'+i)), Hash: "h"})
 	}
-	_ = st.PutRejection(ctx, "team", mapping.Rejection{Key: mapping.Key{UID: "bad@example.com"}, Hash: "h", Reason: "HTTP 400 invalid: Invalid recurrence rule."})
+	_ = st.PutRejection(ctx, "team", calsyncd.Rejection{Key: calsyncd.Key{UID: "bad@example.com"}, Hash: "h", Reason: "HTTP 400 invalid: Invalid recurrence rule."})
 	hol, _ := st.Subscription(ctx, "holidays")
-	hol.State, hol.ConsecutiveErrors, hol.LastErrorClass = store.StateError, 3, "feed_rejected"
+	hol.State, hol.ConsecutiveErrors, hol.LastErrorClass = calsyncd.StateError, 3, "feed_rejected"
 	hol.LastError = "feed: the feed server answered 401 Unauthorized"
 	if err := st.SaveSubscription(ctx, hol); err != nil {
 		t.Fatal(err)
 	}
-	_ = st.SaveAccount(ctx, store.AccountState{Name: "default", ThrottleUntil: t0.Add(10 * time.Minute), ThrottleClass: "rate_limited", Spacing: 400 * time.Millisecond})
+	_ = st.SaveAccount(ctx, calsyncd.AccountState{Name: "default", ThrottleUntil: t0.Add(10 * time.Minute), ThrottleClass: "rate_limited", Spacing: 400 * time.Millisecond})
 	if _, ok, err := st.ClaimLease(ctx, "default", "node-a/4242/beef", time.Minute); !ok || err != nil {
 		t.Fatalf("lease: %v %v", ok, err)
 	}

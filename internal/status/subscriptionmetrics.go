@@ -7,13 +7,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/calsyncd/calsyncd/internal/store"
+	calsyncd "github.com/calsyncd/calsyncd"
 )
 
 // SubscriptionSource is the state database as the subscription gauges read
 // it.
 type SubscriptionSource interface {
-	Subscriptions(ctx context.Context) ([]store.SubscriptionState, error)
+	Subscriptions(ctx context.Context) ([]calsyncd.SubscriptionState, error)
 	LastSuccess(ctx context.Context, subscriptionID string) (time.Time, error)
 }
 
@@ -75,12 +75,12 @@ func (c *subscriptionCollector) Collect(ch chan<- prometheus.Metric) {
 			// a subscription that never works is noticed too.
 			last = st.CreatedAt
 		}
-		for _, s := range []string{store.StateActive, store.StateError} {
+		for _, s := range []calsyncd.State{calsyncd.StateActive, calsyncd.StateError} {
 			v := 0.0
-			if st.State == s || st.State == "" && s == store.StateActive {
+			if st.State == s || st.State == "" && s == calsyncd.StateActive {
 				v = 1
 			}
-			ch <- prometheus.MustNewConstMetric(stateDesc, prometheus.GaugeValue, v, st.ID, s)
+			ch <- prometheus.MustNewConstMetric(stateDesc, prometheus.GaugeValue, v, st.ID, string(s))
 		}
 		ch <- prometheus.MustNewConstMetric(heldDeletesDesc, prometheus.GaugeValue, float64(st.HeldDeletes), st.ID)
 		ch <- prometheus.MustNewConstMetric(lastSuccessDesc, prometheus.GaugeValue, float64(last.Unix()), st.ID)

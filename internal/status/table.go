@@ -25,7 +25,7 @@ func WriteTable(w io.Writer, rep *Report) error {
 		var r Run
 		if s.LastRun != nil {
 			r = *s.LastRun
-			last, outcome = r.StartedAt.Local().Format(time.DateTime), r.Outcome
+			last, outcome = r.StartedAt.Local().Format(time.DateTime), string(r.Outcome)
 		}
 		next := "-"
 		if s.NextRun != nil {
@@ -44,7 +44,7 @@ func WriteTable(w io.Writer, rep *Report) error {
 		for _, a := range rep.Accounts {
 			until, owner, expires := "-", "-", "-"
 			if a.ThrottleUntil != nil {
-				until = a.ThrottleUntil.Local().Format(time.DateTime) + " (" + a.ThrottleClass + ")"
+				until = a.ThrottleUntil.Local().Format(time.DateTime) + " (" + string(a.ThrottleClass) + ")"
 			}
 			if a.Lease != nil {
 				owner, expires = a.Lease.Owner, a.Lease.ExpiresAt.Local().Format(time.DateTime)

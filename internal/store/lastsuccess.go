@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	calsyncd "github.com/calsyncd/calsyncd"
 )
 
 // LastSuccess is when the subscription's last successful run finished: one
@@ -17,7 +19,7 @@ func (s *Store) LastSuccess(ctx context.Context, subscriptionID string) (time.Ti
 	// Newest first along the index: usually the first row read is the one.
 	err := s.queryRow(ctx, `SELECT finished_at FROM runs
 		WHERE subscription_id = ? AND outcome IN (?, ?, ?) ORDER BY id DESC LIMIT 1`,
-		subscriptionID, OutcomeOK, OutcomePartial, OutcomeNotModified).Scan(&last)
+		subscriptionID, string(calsyncd.OutcomeOK), string(calsyncd.OutcomePartial), string(calsyncd.OutcomeNotModified)).Scan(&last)
 	if errors.Is(err, sql.ErrNoRows) {
 		return time.Time{}, nil
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/calsyncd/calsyncd/internal/store"
+	calsyncd "github.com/calsyncd/calsyncd"
 )
 
 func TestLastSuccess(t *testing.T) {
@@ -21,25 +21,25 @@ func TestLastSuccess(t *testing.T) {
 			t.Fatalf("no runs: %v, %v", got, err)
 		}
 		start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-		record := func(id string, hour int, outcome string) {
+		record := func(id string, hour int, outcome calsyncd.Outcome) {
 			t.Helper()
 			run, err := s.StartRun(ctx, id, start.Add(time.Duration(hour)*time.Hour))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if outcome == store.OutcomeRunning {
+			if outcome == calsyncd.OutcomeRunning {
 				return
 			}
-			if err := s.FinishRun(ctx, store.Run{ID: run, FinishedAt: start.Add(time.Duration(hour)*time.Hour + time.Minute), Outcome: outcome}); err != nil {
+			if err := s.FinishRun(ctx, calsyncd.Run{ID: run, FinishedAt: start.Add(time.Duration(hour)*time.Hour + time.Minute), Outcome: outcome}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		record("team", 0, store.OutcomeOK)
-		record("team", 1, store.OutcomePartial)
-		record("team", 2, store.OutcomeFailed)
-		record("team", 3, store.OutcomeDeferred)
-		record("team", 4, store.OutcomeRunning)
-		record("other", 5, store.OutcomeNotModified)
+		record("team", 0, calsyncd.OutcomeOK)
+		record("team", 1, calsyncd.OutcomePartial)
+		record("team", 2, calsyncd.OutcomeFailed)
+		record("team", 3, calsyncd.OutcomeDeferred)
+		record("team", 4, calsyncd.OutcomeRunning)
+		record("other", 5, calsyncd.OutcomeNotModified)
 		got, err := s.LastSuccess(ctx, "team")
 		if want := start.Add(time.Hour + time.Minute); err != nil || !got.Equal(want) {
 			t.Errorf("team: %v, %v; want the partial run's end %v", got, err, want)

@@ -6,28 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	calsyncd "github.com/calsyncd/calsyncd"
 )
 
 // DefaultLeaseTTL is the visibility timeout: how long a replica that stops
 // heartbeating keeps its accounts before another replica may take them.
 const DefaultLeaseTTL = 60 * time.Second
-
-// ErrLeaseLost is returned when a replica extends or releases a lease it no
-// longer holds: it expired, or another replica took it. The replica must
-// stop writing for that account at once.
-var ErrLeaseLost = errors.New("store: lease lost")
-
-// Lease is a replica's claim on one Google account's work: while it holds
-// the lease, only it syncs the account's subscriptions, so one pacer spends
-// the account's quota. A lease is held while Now is before ExpiresAt.
-type Lease struct {
-	Account   string
-	Owner     string
-	ExpiresAt time.Time
-}
-
-// HeldAt reports whether the lease is still in force at t.
-func (l Lease) HeldAt(t time.Time) bool { return l.Owner != "" && t.Before(l.ExpiresAt) }
 
 // ClaimLease tries to take the lease on account for owner until Now+ttl. It
 // succeeds when the account is free, its lease has expired, or owner already
@@ -41,9 +26,9 @@ func (l Lease) HeldAt(t time.Time) bool { return l.Owner != "" && t.Before(l.Exp
 // racing for a free account exactly one gets a row back. (FOR UPDATE SKIP
 // LOCKED suits "give me any free item" queues; we claim named accounts, and
 // SQLite has no SKIP LOCKED, so one statement serves both.)
-func (s *Store) ClaimLease(ctx context.Context, account, owner string, ttl time.Duration) (l Lease, claimed bool, err error) {
+func (s *Store) ClaimLease(ctx context.Context, account, owner string, ttl time.Duration) (l calsyncd.Lease, claimed bool, err error) {
 	if err := checkLeaseArgs(account, owner, ttl); err != nil {
-		return Lease{}, false, err
+		return calsyncd.Lease{}, false, err
 	}
 	now := s.Now()
 	var expires int64
@@ -54,63 +39,63 @@ func (s *Store) ClaimLease(ctx context.Context, account, owner string, ttl time.
 		account, owner, ms(now.Add(ttl)), ms(now)).Scan(&expires)
 	switch {
 	case err == nil:
-		return Lease{Account: account, Owner: owner, ExpiresAt: fromMS(expires)}, true, nil
+		return calsyncd.Lease{Account: account, Owner: owner, ExpiresAt: fromMS(expires)}, true, nil
 	case !errors.Is(err, sql.ErrNoRows):
-		return Lease{}, false, fmt.Errorf("store: claim lease on %s: %w", account, err)
+		return calsyncd.Lease{}, false, fmt.Errorf("store: claim lease on %s: %w", account, err)
 	}
 	// Someone else holds it. Read who, for the caller's log and status; the
 	// holder may have released it since, which leaves an empty Lease.
 	l, err = s.lease(ctx, account)
 	if err != nil {
-		return Lease{}, false, fmt.Errorf("store: claim lease on %s: %w", account, err)
+		return calsyncd.Lease{}, false, fmt.Errorf("store: claim lease on %s: %w", account, err)
 	}
 	return l, false, nil
 }
 
 // ExtendLease is the holder's heartbeat: it moves the expiry to Now+ttl. It
-// fails with ErrLeaseLost unless owner holds an unexpired lease, because a
+// fails with calsyncd.ErrLeaseLost unless owner holds an unexpired lease, because a
 // lease that lapsed may have been taken and given back meanwhile.
-func (s *Store) ExtendLease(ctx context.Context, account, owner string, ttl time.Duration) (Lease, error) {
+func (s *Store) ExtendLease(ctx context.Context, account, owner string, ttl time.Duration) (calsyncd.Lease, error) {
 	if err := checkLeaseArgs(account, owner, ttl); err != nil {
-		return Lease{}, err
+		return calsyncd.Lease{}, err
 	}
 	now := s.Now()
 	var expires int64
 	err := s.queryRow(ctx, `UPDATE leases SET expires_at = ? WHERE account = ? AND owner = ? AND expires_at > ?
 		RETURNING expires_at`, ms(now.Add(ttl)), account, owner, ms(now)).Scan(&expires)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Lease{}, fmt.Errorf("store: extend lease on %s for %s: %w", account, owner, ErrLeaseLost)
+		return calsyncd.Lease{}, fmt.Errorf("store: extend lease on %s for %s: %w", account, owner, calsyncd.ErrLeaseLost)
 	}
 	if err != nil {
-		return Lease{}, fmt.Errorf("store: extend lease on %s: %w", account, err)
+		return calsyncd.Lease{}, fmt.Errorf("store: extend lease on %s: %w", account, err)
 	}
-	return Lease{Account: account, Owner: owner, ExpiresAt: fromMS(expires)}, nil
+	return calsyncd.Lease{Account: account, Owner: owner, ExpiresAt: fromMS(expires)}, nil
 }
 
 // TakeOverLease moves a lease from a holder known to be dead (a process on
 // this host that no longer exists) to owner, without waiting for the expiry.
 // It succeeds only if from still holds the row, so two replicas taking over
 // the same dead holder cannot both win.
-func (s *Store) TakeOverLease(ctx context.Context, account, from, owner string, ttl time.Duration) (Lease, bool, error) {
+func (s *Store) TakeOverLease(ctx context.Context, account, from, owner string, ttl time.Duration) (calsyncd.Lease, bool, error) {
 	if err := checkLeaseArgs(account, owner, ttl); err != nil {
-		return Lease{}, false, err
+		return calsyncd.Lease{}, false, err
 	}
 	now := s.Now()
 	var expires int64
 	err := s.queryRow(ctx, `UPDATE leases SET owner = ?, expires_at = ? WHERE account = ? AND owner = ? RETURNING expires_at`,
 		owner, ms(now.Add(ttl)), account, from).Scan(&expires)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Lease{}, false, nil
+		return calsyncd.Lease{}, false, nil
 	}
 	if err != nil {
-		return Lease{}, false, fmt.Errorf("store: take over lease on %s: %w", account, err)
+		return calsyncd.Lease{}, false, fmt.Errorf("store: take over lease on %s: %w", account, err)
 	}
-	return Lease{Account: account, Owner: owner, ExpiresAt: fromMS(expires)}, true, nil
+	return calsyncd.Lease{Account: account, Owner: owner, ExpiresAt: fromMS(expires)}, true, nil
 }
 
 // ReleaseLease gives the account back (on shutdown) so another replica can
 // take it without waiting for the expiry. Only the owner can release; for
-// anyone else it changes nothing and returns ErrLeaseLost.
+// anyone else it changes nothing and returns calsyncd.ErrLeaseLost.
 func (s *Store) ReleaseLease(ctx context.Context, account, owner string) error {
 	res, err := s.exec(ctx, `DELETE FROM leases WHERE account = ? AND owner = ?`, account, owner)
 	if err != nil {
@@ -119,7 +104,7 @@ func (s *Store) ReleaseLease(ctx context.Context, account, owner string) error {
 	if n, err := res.RowsAffected(); err != nil {
 		return fmt.Errorf("store: release lease on %s: %w", account, err)
 	} else if n == 0 {
-		return fmt.Errorf("store: release lease on %s for %s: %w", account, owner, ErrLeaseLost)
+		return fmt.Errorf("store: release lease on %s for %s: %w", account, owner, calsyncd.ErrLeaseLost)
 	}
 	return nil
 }
@@ -140,16 +125,16 @@ func (s *Store) ReleaseLeases(ctx context.Context, owner string) (int, error) {
 
 // Leases lists every lease row by account, expired ones included (a replica
 // that died shows its leases until they are taken over): use HeldAt to tell.
-func (s *Store) Leases(ctx context.Context) ([]Lease, error) {
+func (s *Store) Leases(ctx context.Context) ([]calsyncd.Lease, error) {
 	rows, err := s.query(ctx, `SELECT account, owner, expires_at FROM leases ORDER BY account`)
 	if err != nil {
 		return nil, fmt.Errorf("store: list leases: %w", err)
 	}
 	defer rows.Close()
-	var out []Lease
+	var out []calsyncd.Lease
 	for rows.Next() {
 		var (
-			l       Lease
+			l       calsyncd.Lease
 			expires int64
 		)
 		if err := rows.Scan(&l.Account, &l.Owner, &expires); err != nil {
@@ -165,9 +150,9 @@ func (s *Store) Leases(ctx context.Context) ([]Lease, error) {
 }
 
 // lease reads one account's lease row; an absent row is the zero Lease.
-func (s *Store) lease(ctx context.Context, account string) (Lease, error) {
+func (s *Store) lease(ctx context.Context, account string) (calsyncd.Lease, error) {
 	var (
-		l       = Lease{Account: account}
+		l       = calsyncd.Lease{Account: account}
 		expires int64
 	)
 	err := s.queryRow(ctx, `SELECT owner, expires_at FROM leases WHERE account = ?`, account).Scan(&l.Owner, &expires)
@@ -175,7 +160,7 @@ func (s *Store) lease(ctx context.Context, account string) (Lease, error) {
 		return l, nil
 	}
 	if err != nil {
-		return Lease{}, err
+		return calsyncd.Lease{}, err
 	}
 	l.ExpiresAt = fromMS(expires)
 	return l, nil

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/calsyncd/calsyncd/internal/mapping"
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/store"
 )
 
@@ -37,7 +37,7 @@ func TestLeaseClaimIsExclusive(t *testing.T) {
 		ctx := context.Background()
 		// Every racer claims every account at the same instant.
 		type result struct {
-			lease   store.Lease
+			lease   calsyncd.Lease
 			claimed bool
 			err     error
 		}
@@ -104,13 +104,13 @@ func TestLeaseExpiryAndTakeover(t *testing.T) {
 		}
 		// The old holder learns it lost the lease, and cannot steal it back
 		// or free it.
-		if _, err := a.ExtendLease(ctx, "work", "a", ttl); !errors.Is(err, store.ErrLeaseLost) {
+		if _, err := a.ExtendLease(ctx, "work", "a", ttl); !errors.Is(err, calsyncd.ErrLeaseLost) {
 			t.Fatalf("a heartbeats a lease b took: %v", err)
 		}
 		if _, ok, _ := a.ClaimLease(ctx, "work", "a", ttl); ok {
 			t.Fatal("a reclaimed a lease b holds")
 		}
-		if err := a.ReleaseLease(ctx, "work", "a"); !errors.Is(err, store.ErrLeaseLost) {
+		if err := a.ReleaseLease(ctx, "work", "a"); !errors.Is(err, calsyncd.ErrLeaseLost) {
 			t.Fatalf("a releases b's lease: %v", err)
 		}
 		if ls, _ := a.Leases(ctx); len(ls) != 1 || ls[0].Owner != "b" {
@@ -141,16 +141,16 @@ func TestLeaseHeartbeat(t *testing.T) {
 			t.Fatalf("b took a heartbeating lease: %+v", l)
 		}
 		// Only the owner can heartbeat.
-		if _, err := b.ExtendLease(ctx, "work", "b", ttl); !errors.Is(err, store.ErrLeaseLost) {
+		if _, err := b.ExtendLease(ctx, "work", "b", ttl); !errors.Is(err, calsyncd.ErrLeaseLost) {
 			t.Fatalf("b heartbeats a's lease: %v", err)
 		}
-		if _, err := a.ExtendLease(ctx, "other", "a", ttl); !errors.Is(err, store.ErrLeaseLost) {
+		if _, err := a.ExtendLease(ctx, "other", "a", ttl); !errors.Is(err, calsyncd.ErrLeaseLost) {
 			t.Fatalf("a heartbeats a lease it never claimed: %v", err)
 		}
 		// A heartbeat that comes too late reports the lease lost even if
 		// nobody took it; claiming again is how the owner gets it back.
 		clk.Set(testNow.Add(140 * time.Second))
-		if _, err := a.ExtendLease(ctx, "work", "a", ttl); !errors.Is(err, store.ErrLeaseLost) {
+		if _, err := a.ExtendLease(ctx, "work", "a", ttl); !errors.Is(err, calsyncd.ErrLeaseLost) {
 			t.Fatalf("late heartbeat: %v", err)
 		}
 		if l, ok, err := a.ClaimLease(ctx, "work", "a", ttl); !ok || err != nil || !l.ExpiresAt.Equal(clk.Now().Add(ttl)) {
@@ -179,7 +179,7 @@ func TestLeaseRelease(t *testing.T) {
 			t.Fatalf("claim solo: %v, %v", ok, err)
 		}
 		// A non-owner's release changes nothing.
-		if err := b.ReleaseLease(ctx, "work", "b"); !errors.Is(err, store.ErrLeaseLost) {
+		if err := b.ReleaseLease(ctx, "work", "b"); !errors.Is(err, calsyncd.ErrLeaseLost) {
 			t.Fatalf("b releases a's lease: %v", err)
 		}
 		if l, ok, _ := b.ClaimLease(ctx, "work", "b", ttl); ok {
@@ -201,7 +201,7 @@ func TestLeaseRelease(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []store.Lease{
+		want := []calsyncd.Lease{
 			{Account: "solo", Owner: "b", ExpiresAt: testNow.Add(ttl)},
 			{Account: "work", Owner: "b", ExpiresAt: testNow.Add(ttl)},
 		}
@@ -260,7 +260,7 @@ func TestLeaseArguments(t *testing.T) {
 			if _, _, err := s.ClaimLease(ctx, c.account, c.owner, c.ttl); err == nil {
 				t.Error("claim accepted")
 			}
-			if _, err := s.ExtendLease(ctx, c.account, c.owner, c.ttl); err == nil || errors.Is(err, store.ErrLeaseLost) {
+			if _, err := s.ExtendLease(ctx, c.account, c.owner, c.ttl); err == nil || errors.Is(err, calsyncd.ErrLeaseLost) {
 				t.Errorf("extend: %v, want an argument error", err)
 			}
 		})
@@ -283,7 +283,7 @@ func TestWritesAreVisibleToOtherReplicasAtOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i := range 5 {
-			m := mapping.Mapping{Key: mapping.Key{UID: fmt.Sprintf("ev-%d", i)}, EventID: fmt.Sprintf("id%d", i), Hash: "h"}
+			m := calsyncd.Mapping{Key: calsyncd.Key{UID: fmt.Sprintf("ev-%d", i)}, EventID: fmt.Sprintf("id%d", i), Hash: "h"}
 			if err := writer.PutMapping(ctx, "team", m); err != nil {
 				t.Fatal(err)
 			}
@@ -292,7 +292,7 @@ func TestWritesAreVisibleToOtherReplicasAtOnce(t *testing.T) {
 				t.Fatalf("after write %d the other replica sees %+v, %v", i, got, err)
 			}
 		}
-		if err := writer.DeleteMapping(ctx, "team", mapping.Key{UID: "ev-0"}); err != nil {
+		if err := writer.DeleteMapping(ctx, "team", calsyncd.Key{UID: "ev-0"}); err != nil {
 			t.Fatal(err)
 		}
 		if n, err := reader.CountMappings(ctx, "team"); n != 4 || err != nil {

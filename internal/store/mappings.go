@@ -4,21 +4,21 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/calsyncd/calsyncd/internal/mapping"
+	calsyncd "github.com/calsyncd/calsyncd"
 )
 
 // Mappings loads every mapping of a subscription.
-func (s *Store) Mappings(ctx context.Context, subscriptionID string) ([]mapping.Mapping, error) {
+func (s *Store) Mappings(ctx context.Context, subscriptionID string) ([]calsyncd.Mapping, error) {
 	rows, err := s.query(ctx, `SELECT uid, recurrence_id, event_id, generation, hash, etag, ends_at, created_at, updated_at
 		FROM mappings WHERE subscription_id = ? ORDER BY uid, recurrence_id`, subscriptionID)
 	if err != nil {
 		return nil, fmt.Errorf("store: load mappings of %s: %w", subscriptionID, err)
 	}
 	defer rows.Close()
-	var out []mapping.Mapping
+	var out []calsyncd.Mapping
 	for rows.Next() {
 		var (
-			m                      mapping.Mapping
+			m                      calsyncd.Mapping
 			ends, created, updated int64
 		)
 		if err := rows.Scan(&m.Key.UID, &m.Key.RecurrenceID, &m.EventID, &m.Generation, &m.Hash, &m.ETag, &ends, &created, &updated); err != nil {
@@ -41,7 +41,7 @@ func (s *Store) CountMappings(ctx context.Context, subscriptionID string) (int, 
 
 // PutMapping records (or replaces) one mapping. It is called after every
 // successful write, so a crash forgets nothing that Google has.
-func (s *Store) PutMapping(ctx context.Context, subscriptionID string, m mapping.Mapping) error {
+func (s *Store) PutMapping(ctx context.Context, subscriptionID string, m calsyncd.Mapping) error {
 	now := ms(s.Now())
 	_, err := s.exec(ctx, `INSERT INTO mappings (subscription_id, uid, recurrence_id, event_id, generation, hash, etag, ends_at, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -61,7 +61,7 @@ func (s *Store) PutMapping(ctx context.Context, subscriptionID string, m mapping
 }
 
 // DeleteMapping forgets one mapping (its Google event is gone).
-func (s *Store) DeleteMapping(ctx context.Context, subscriptionID string, k mapping.Key) error {
+func (s *Store) DeleteMapping(ctx context.Context, subscriptionID string, k calsyncd.Key) error {
 	_, err := s.exec(ctx, `DELETE FROM mappings WHERE subscription_id = ? AND uid = ? AND recurrence_id = ?`,
 		subscriptionID, k.UID, k.RecurrenceID)
 	if err != nil {
@@ -71,17 +71,17 @@ func (s *Store) DeleteMapping(ctx context.Context, subscriptionID string, k mapp
 }
 
 // Rejections loads the events Google refused for a subscription.
-func (s *Store) Rejections(ctx context.Context, subscriptionID string) ([]mapping.Rejection, error) {
+func (s *Store) Rejections(ctx context.Context, subscriptionID string) ([]calsyncd.Rejection, error) {
 	rows, err := s.query(ctx, `SELECT uid, recurrence_id, hash, reason, at FROM rejections
 		WHERE subscription_id = ? ORDER BY uid, recurrence_id`, subscriptionID)
 	if err != nil {
 		return nil, fmt.Errorf("store: load rejections of %s: %w", subscriptionID, err)
 	}
 	defer rows.Close()
-	var out []mapping.Rejection
+	var out []calsyncd.Rejection
 	for rows.Next() {
 		var (
-			r  mapping.Rejection
+			r  calsyncd.Rejection
 			at int64
 		)
 		if err := rows.Scan(&r.Key.UID, &r.Key.RecurrenceID, &r.Hash, &r.Reason, &at); err != nil {
@@ -94,7 +94,7 @@ func (s *Store) Rejections(ctx context.Context, subscriptionID string) ([]mappin
 }
 
 // PutRejection records that Google refused an event with this content.
-func (s *Store) PutRejection(ctx context.Context, subscriptionID string, r mapping.Rejection) error {
+func (s *Store) PutRejection(ctx context.Context, subscriptionID string, r calsyncd.Rejection) error {
 	_, err := s.exec(ctx, `INSERT INTO rejections (subscription_id, uid, recurrence_id, hash, reason, at)
 		VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (subscription_id, uid, recurrence_id) DO UPDATE SET hash = excluded.hash, reason = excluded.reason, at = excluded.at`,
@@ -106,7 +106,7 @@ func (s *Store) PutRejection(ctx context.Context, subscriptionID string, r mappi
 }
 
 // DeleteRejection forgets a rejection (the event left the feed).
-func (s *Store) DeleteRejection(ctx context.Context, subscriptionID string, k mapping.Key) error {
+func (s *Store) DeleteRejection(ctx context.Context, subscriptionID string, k calsyncd.Key) error {
 	_, err := s.exec(ctx, `DELETE FROM rejections WHERE subscription_id = ? AND uid = ? AND recurrence_id = ?`,
 		subscriptionID, k.UID, k.RecurrenceID)
 	if err != nil {

@@ -4,36 +4,9 @@ import (
 	"context"
 	"fmt"
 	"time"
-)
 
-// Run outcomes.
-const (
-	OutcomeRunning     = "running"
-	OutcomeOK          = "ok"
-	OutcomeNotModified = "not_modified"
-	OutcomeDeferred    = "deferred"
-	OutcomePartial     = "partial"
-	OutcomeFailed      = "failed"
+	calsyncd "github.com/calsyncd/calsyncd"
 )
-
-// Run is one sync of one subscription.
-type Run struct {
-	ID             int64
-	SubscriptionID string
-	StartedAt      time.Time
-	FinishedAt     time.Time
-	Outcome        string
-	Created        int
-	Updated        int
-	Deleted        int
-	Unchanged      int
-	Deferred       int
-	Failed         int
-	Rejected       int
-	HeldDeletes    int
-	ErrorClass     string
-	Error          string
-}
 
 // StartRun records that a run began and returns its id.
 func (s *Store) StartRun(ctx context.Context, subscriptionID string, started time.Time) (int64, error) {
@@ -47,12 +20,12 @@ func (s *Store) StartRun(ctx context.Context, subscriptionID string, started tim
 }
 
 // FinishRun records a run's outcome and counts.
-func (s *Store) FinishRun(ctx context.Context, r Run) error {
+func (s *Store) FinishRun(ctx context.Context, r calsyncd.Run) error {
 	_, err := s.exec(ctx, `UPDATE runs SET finished_at = ?, outcome = ?, created = ?, updated = ?, deleted = ?,
 		unchanged = ?, deferred = ?, failed = ?, rejected = ?, held_deletes = ?, error_class = ?, error = ?
 		WHERE id = ?`,
-		ms(r.FinishedAt), r.Outcome, r.Created, r.Updated, r.Deleted, r.Unchanged, r.Deferred, r.Failed,
-		r.Rejected, r.HeldDeletes, r.ErrorClass, r.Error, r.ID)
+		ms(r.FinishedAt), string(r.Outcome), r.Created, r.Updated, r.Deleted, r.Unchanged, r.Deferred, r.Failed,
+		r.Rejected, r.HeldDeletes, string(r.ErrorClass), r.Error, r.ID)
 	if err != nil {
 		return fmt.Errorf("store: finish run %d: %w", r.ID, err)
 	}
@@ -60,7 +33,7 @@ func (s *Store) FinishRun(ctx context.Context, r Run) error {
 }
 
 // Runs returns a subscription's most recent runs, newest first.
-func (s *Store) Runs(ctx context.Context, subscriptionID string, limit int) ([]Run, error) {
+func (s *Store) Runs(ctx context.Context, subscriptionID string, limit int) ([]calsyncd.Run, error) {
 	rows, err := s.query(ctx, `SELECT id, subscription_id, started_at, finished_at, outcome, created, updated, deleted,
 		unchanged, deferred, failed, rejected, held_deletes, error_class, error
 		FROM runs WHERE subscription_id = ? ORDER BY id DESC LIMIT ?`, subscriptionID, limit)
@@ -68,10 +41,10 @@ func (s *Store) Runs(ctx context.Context, subscriptionID string, limit int) ([]R
 		return nil, fmt.Errorf("store: list runs of %s: %w", subscriptionID, err)
 	}
 	defer rows.Close()
-	var out []Run
+	var out []calsyncd.Run
 	for rows.Next() {
 		var (
-			r                 Run
+			r                 calsyncd.Run
 			started, finished int64
 		)
 		if err := rows.Scan(&r.ID, &r.SubscriptionID, &started, &finished, &r.Outcome, &r.Created, &r.Updated,

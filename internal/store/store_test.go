@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/calsyncd/calsyncd/internal/mapping"
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/store"
 )
 
@@ -82,10 +82,10 @@ func TestSubscriptionState(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.State != store.StateActive || st.ConsecutiveErrors != 0 || st.CreatedAt.IsZero() {
+		if st.State != calsyncd.StateActive || st.ConsecutiveErrors != 0 || st.CreatedAt.IsZero() {
 			t.Fatalf("new subscription = %+v", st)
 		}
-		st.State, st.ConsecutiveErrors, st.ETag, st.Notes = store.StateError, 3, `"v1"`, []string{"expanded 2 series"}
+		st.State, st.ConsecutiveErrors, st.ETag, st.Notes = calsyncd.StateError, 3, `"v1"`, []string{"expanded 2 series"}
 		st.FetchNotBefore = time.Date(2026, 11, 29, 13, 0, 0, 0, time.UTC)
 		if err := s.SaveSubscription(ctx, st); err != nil {
 			t.Fatal(err)
@@ -95,14 +95,14 @@ func TestSubscriptionState(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.State != store.StateError || got.ConsecutiveErrors != 3 || got.ETag != `"v1"` || got.Calendar != "new@example.com" ||
+		if got.State != calsyncd.StateError || got.ConsecutiveErrors != 3 || got.ETag != `"v1"` || got.Calendar != "new@example.com" ||
 			got.Account != "work" || len(got.Notes) != 1 || !got.FetchNotBefore.Equal(st.FetchNotBefore) {
 			t.Fatalf("reloaded = %+v", got)
 		}
 		if _, err := s.Subscription(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("missing subscription: %v", err)
 		}
-		if err := s.SaveSubscription(ctx, store.SubscriptionState{ID: "nope"}); !errors.Is(err, store.ErrNotFound) {
+		if err := s.SaveSubscription(ctx, calsyncd.SubscriptionState{ID: "nope"}); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("save missing subscription: %v", err)
 		}
 	})
@@ -115,14 +115,14 @@ func TestMappingsAndRejections(t *testing.T) {
 		if _, err := s.EnsureSubscription(ctx, "team", "cal", "default"); err != nil {
 			t.Fatal(err)
 		}
-		a := mapping.Mapping{Key: mapping.Key{UID: "a"}, EventID: "ida", Hash: "h1", ETag: `"1"`, EndsAt: time.Date(2027, 1, 11, 10, 0, 0, 0, time.UTC)}
-		inst := mapping.Mapping{Key: mapping.Key{UID: "a", RecurrenceID: "20270105T090000Z"}, EventID: "ida_x", Hash: "h2"}
-		for _, m := range []mapping.Mapping{a, inst} {
+		a := calsyncd.Mapping{Key: calsyncd.Key{UID: "a"}, EventID: "ida", Hash: "h1", ETag: `"1"`, EndsAt: time.Date(2027, 1, 11, 10, 0, 0, 0, time.UTC)}
+		inst := calsyncd.Mapping{Key: calsyncd.Key{UID: "a", RecurrenceID: "20270105T090000Z"}, EventID: "ida_x", Hash: "h2"}
+		for _, m := range []calsyncd.Mapping{a, inst} {
 			if err := s.PutMapping(ctx, "team", m); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := s.PutRejection(ctx, "team", mapping.Rejection{Key: mapping.Key{UID: "bad"}, Hash: "h9", Reason: "HTTP 400"}); err != nil {
+		if err := s.PutRejection(ctx, "team", calsyncd.Rejection{Key: calsyncd.Key{UID: "bad"}, Hash: "h9", Reason: "HTTP 400"}); err != nil {
 			t.Fatal(err)
 		}
 		a.Hash, a.ETag, a.Generation = "h3", `"2"`, 1
@@ -145,7 +145,7 @@ func TestMappingsAndRejections(t *testing.T) {
 			t.Fatalf("rejections = %v, %v", rj, err)
 		}
 		// Writing a rejected event clears its rejection.
-		if err := s.PutMapping(ctx, "team", mapping.Mapping{Key: mapping.Key{UID: "bad"}, EventID: "idbad", Hash: "h10"}); err != nil {
+		if err := s.PutMapping(ctx, "team", calsyncd.Mapping{Key: calsyncd.Key{UID: "bad"}, EventID: "idbad", Hash: "h10"}); err != nil {
 			t.Fatal(err)
 		}
 		if rj, _ := s.Rejections(ctx, "team"); len(rj) != 0 {
@@ -180,8 +180,8 @@ func TestRuns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = s.FinishRun(ctx, store.Run{ID: id, FinishedAt: start.Add(time.Duration(i)*time.Hour + time.Minute),
-				Outcome: store.OutcomeDeferred, Created: i, Deferred: 10 - i, ErrorClass: "rate_limited"})
+			err = s.FinishRun(ctx, calsyncd.Run{ID: id, FinishedAt: start.Add(time.Duration(i)*time.Hour + time.Minute),
+				Outcome: calsyncd.OutcomeDeferred, Created: i, Deferred: 10 - i, ErrorClass: "rate_limited"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -190,7 +190,7 @@ func TestRuns(t *testing.T) {
 		if err != nil || len(runs) != 2 {
 			t.Fatalf("runs = %v, %v", runs, err)
 		}
-		if runs[0].Created != 2 || runs[0].Deferred != 8 || runs[0].Outcome != store.OutcomeDeferred || runs[1].Created != 1 ||
+		if runs[0].Created != 2 || runs[0].Deferred != 8 || runs[0].Outcome != calsyncd.OutcomeDeferred || runs[1].Created != 1 ||
 			!runs[0].StartedAt.Equal(start.Add(2*time.Hour)) {
 			t.Fatalf("runs newest first = %+v", runs)
 		}
@@ -206,7 +206,7 @@ func TestAccountThrottleMemory(t *testing.T) {
 			t.Fatalf("unknown account = %+v, %v", a, err)
 		}
 		until := time.Date(2026, 11, 29, 13, 0, 0, 0, time.UTC)
-		if err := s.SaveAccount(ctx, store.AccountState{Name: "default", ThrottleUntil: until, ThrottleClass: "usage_limited", ThrottleLevel: 2, Spacing: 750 * time.Millisecond}); err != nil {
+		if err := s.SaveAccount(ctx, calsyncd.AccountState{Name: "default", ThrottleUntil: until, ThrottleClass: "usage_limited", ThrottleLevel: 2, Spacing: 750 * time.Millisecond}); err != nil {
 			t.Fatal(err)
 		}
 		a, err = s.Account(ctx, "default")

@@ -7,43 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"time"
-)
 
-// Subscription states.
-const (
-	StateActive = "ACTIVE"
-	StateError  = "ERROR"
+	calsyncd "github.com/calsyncd/calsyncd"
 )
-
-// SubscriptionState is what the daemon remembers about one subscription
-// between runs.
-type SubscriptionState struct {
-	ID                string
-	Calendar          string
-	Account           string
-	State             string
-	ConsecutiveErrors int
-	LastErrorClass    string
-	LastError         string
-	// Feed validators, stored only after a run that left nothing behind.
-	ETag         string
-	LastModified string
-	BodyHash     string
-	// FetchNotBefore is when the feed server asked us to come back
-	// (Retry-After on a 429 or 503).
-	FetchNotBefore time.Time
-	// GuardRuns counts consecutive runs whose deletes the mass-delete guard
-	// held; HeldDeletes is how many it held last time.
-	GuardRuns       int
-	HeldDeletes     int
-	LastReconcileAt time.Time
-	NextRunAt       time.Time
-	// Notes are standing remarks shown in status (e.g. "2 recurring events
-	// expanded into single events").
-	Notes     []string
-	CreatedAt time.Time
-	UpdatedAt time.Time
-}
 
 const subscriptionColumns = `id, calendar, account, state, consecutive_errors, last_error_class, last_error,
 	etag, last_modified, body_hash, fetch_not_before, guard_runs, held_deletes, last_reconcile_at,
@@ -51,38 +17,38 @@ const subscriptionColumns = `id, calendar, account, state, consecutive_errors, l
 
 // EnsureSubscription creates the subscription's row if it is new and updates
 // its calendar and account otherwise, returning its state.
-func (s *Store) EnsureSubscription(ctx context.Context, id, calendar, account string) (SubscriptionState, error) {
+func (s *Store) EnsureSubscription(ctx context.Context, id, calendar, account string) (calsyncd.SubscriptionState, error) {
 	now := ms(s.Now())
 	_, err := s.exec(ctx, `INSERT INTO subscriptions (id, calendar, account, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET calendar = excluded.calendar, account = excluded.account`,
 		id, calendar, account, now, now)
 	if err != nil {
-		return SubscriptionState{}, fmt.Errorf("store: ensure subscription %s: %w", id, err)
+		return calsyncd.SubscriptionState{}, fmt.Errorf("store: ensure subscription %s: %w", id, err)
 	}
 	return s.Subscription(ctx, id)
 }
 
 // Subscription loads one subscription's state.
-func (s *Store) Subscription(ctx context.Context, id string) (SubscriptionState, error) {
+func (s *Store) Subscription(ctx context.Context, id string) (calsyncd.SubscriptionState, error) {
 	row := s.queryRow(ctx, `SELECT `+subscriptionColumns+` FROM subscriptions WHERE id = ?`, id)
 	st, err := scanSubscription(row)
 	if errors.Is(err, sql.ErrNoRows) {
-		return SubscriptionState{}, fmt.Errorf("store: subscription %s: %w", id, ErrNotFound)
+		return calsyncd.SubscriptionState{}, fmt.Errorf("store: subscription %s: %w", id, ErrNotFound)
 	}
 	if err != nil {
-		return SubscriptionState{}, fmt.Errorf("store: load subscription %s: %w", id, err)
+		return calsyncd.SubscriptionState{}, fmt.Errorf("store: load subscription %s: %w", id, err)
 	}
 	return st, nil
 }
 
 // Subscriptions lists every subscription the database knows, by id.
-func (s *Store) Subscriptions(ctx context.Context) ([]SubscriptionState, error) {
+func (s *Store) Subscriptions(ctx context.Context) ([]calsyncd.SubscriptionState, error) {
 	rows, err := s.query(ctx, `SELECT `+subscriptionColumns+` FROM subscriptions ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("store: list subscriptions: %w", err)
 	}
 	defer rows.Close()
-	var out []SubscriptionState
+	var out []calsyncd.SubscriptionState
 	for rows.Next() {
 		st, err := scanSubscription(rows)
 		if err != nil {
@@ -105,7 +71,7 @@ func (s *Store) SetNextRun(ctx context.Context, id string, at time.Time) error {
 
 // SaveSubscription writes a subscription's state (the row must exist); the
 // next run time is left to SetNextRun.
-func (s *Store) SaveSubscription(ctx context.Context, st SubscriptionState) error {
+func (s *Store) SaveSubscription(ctx context.Context, st calsyncd.SubscriptionState) error {
 	notes := ""
 	if len(st.Notes) > 0 {
 		b, _ := json.Marshal(st.Notes)
@@ -115,7 +81,7 @@ func (s *Store) SaveSubscription(ctx context.Context, st SubscriptionState) erro
 		last_error_class = ?, last_error = ?, etag = ?, last_modified = ?, body_hash = ?, fetch_not_before = ?,
 		guard_runs = ?, held_deletes = ?, last_reconcile_at = ?, notes = ?, updated_at = ?
 		WHERE id = ?`,
-		st.Calendar, st.Account, st.State, st.ConsecutiveErrors, st.LastErrorClass, st.LastError,
+		st.Calendar, st.Account, string(st.State), st.ConsecutiveErrors, string(st.LastErrorClass), st.LastError,
 		st.ETag, st.LastModified, st.BodyHash, ms(st.FetchNotBefore), st.GuardRuns, st.HeldDeletes,
 		ms(st.LastReconcileAt), notes, ms(s.Now()), st.ID)
 	if err != nil {
@@ -138,9 +104,9 @@ func (s *Store) DeleteSubscription(ctx context.Context, id string) error {
 
 type scanner interface{ Scan(dest ...any) error }
 
-func scanSubscription(r scanner) (SubscriptionState, error) {
+func scanSubscription(r scanner) (calsyncd.SubscriptionState, error) {
 	var (
-		st                                            SubscriptionState
+		st                                            calsyncd.SubscriptionState
 		fetchNB, reconcile, nextRun, created, updated int64
 		notes                                         string
 	)

@@ -11,19 +11,15 @@ import (
 
 	"github.com/robfig/cron/v3"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/config"
 	"github.com/calsyncd/calsyncd/internal/diff"
-	"github.com/calsyncd/calsyncd/internal/gcalwriter"
-	"github.com/calsyncd/calsyncd/internal/mapping"
-	"github.com/calsyncd/calsyncd/internal/store"
 )
 
 // DaemonStore is what the daemon reads beyond the runner's needs.
 type DaemonStore interface {
-	Subscription(ctx context.Context, id string) (store.SubscriptionState, error)
-	Subscriptions(ctx context.Context) ([]store.SubscriptionState, error)
-	Mappings(ctx context.Context, subscriptionID string) ([]mapping.Mapping, error)
-	DeleteMapping(ctx context.Context, subscriptionID string, k mapping.Key) error
+	Subscription(ctx context.Context, id string) (calsyncd.SubscriptionState, error)
+	Subscriptions(ctx context.Context) ([]calsyncd.SubscriptionState, error)
 	DeleteSubscription(ctx context.Context, id string) error
 	SetNextRun(ctx context.Context, id string, at time.Time) error
 }
@@ -84,18 +80,9 @@ func (d *Daemon) accounts() []string {
 	return out
 }
 
-// runContext is the context of one run of an account's subscription, and
-// whether this replica may run it at all.
-func (d *Daemon) runContext(account string) (context.Context, context.CancelFunc, bool) {
-	if d.leases == nil {
-		return d.work, func() {}, true
-	}
-	if !d.leases.Holds(account) {
-		return nil, nil, false
-	}
-	ctx, cancel := d.leases.Bind(d.work, account)
-	return ctx, cancel, true
-}
+// once starts the daemon's runs, under the account leases when it has
+// them.
+func (d *Daemon) once() Once { return Once{Runner: d.runner, Leases: d.leases} }
 
 type entry struct {
 	id       cron.EntryID
@@ -182,7 +169,7 @@ func (d *Daemon) scheduled(id string) {
 	defer d.inflight.Done()
 	defer d.persistNextRun(id)
 
-	if st, err := d.store.Subscription(d.work, id); err == nil && st.State == store.StateError {
+	if st, err := d.store.Subscription(d.work, id); err == nil && st.State == calsyncd.StateError {
 		wait := errorBackoff(d.cadence.Interval, st.ConsecutiveErrors, cfg.Sync.ErrorThreshold, cfg.Sync.ErrorMaxInterval.D())
 		if since := d.runner.now().Sub(st.UpdatedAt); since < wait {
 			d.log.Debug("subscription in ERROR: waiting before retrying", "subscription", id,
@@ -190,13 +177,11 @@ func (d *Daemon) scheduled(id string) {
 			return
 		}
 	}
-	ctx, cancel, ok := d.runContext(sub.AccountName())
-	if !ok {
+	_, err := d.once().Run(d.work, sub, Options{Scheduled: true, Drain: d.drain})
+	switch {
+	case errors.Is(err, ErrLeaseHeld):
 		d.log.Debug("another replica holds the account; not running", "subscription", id, "account", sub.AccountName())
-		return
-	}
-	defer cancel()
-	if _, err := d.runner.Sync(ctx, sub, Options{Scheduled: true, Drain: d.drain}); err != nil && !errors.Is(err, ErrBusy) {
+	case err != nil && !errors.Is(err, ErrBusy):
 		d.log.Error("sync could not run", "subscription", id, "error", err)
 	}
 }
@@ -265,8 +250,8 @@ func (d *Daemon) Trigger(id string, opts Options) (int64, error) {
 	sub := e.sub
 	d.inflight.Add(1)
 	d.mu.Unlock()
-	ctx, cancel, ok := d.runContext(sub.AccountName())
-	if !ok {
+	once := d.once()
+	if !once.Holds(sub.AccountName()) {
 		d.inflight.Done()
 		return 0, fmt.Errorf("%w %s; trigger the sync on the replica that holds it", ErrLeaseHeld, sub.AccountName())
 	}
@@ -277,8 +262,7 @@ func (d *Daemon) Trigger(id string, opts Options) (int64, error) {
 	opts.Drain = d.drain
 	go func() {
 		defer d.inflight.Done()
-		defer cancel()
-		if _, err := d.runner.Sync(ctx, sub, opts); err != nil {
+		if _, err := once.Run(d.work, sub, opts); err != nil {
 			failed <- err
 		}
 	}()
@@ -432,7 +416,7 @@ func (d *Daemon) Shutdown(ctx context.Context) error {
 // Prune deletes every event a subscription wrote, through the paced writer,
 // forgetting each mapping as its event goes. It is used when a subscription
 // is removed with sync.prune_on_remove set.
-func (r *Runner) Prune(ctx context.Context, st store.SubscriptionState) error {
+func (r *Runner) Prune(ctx context.Context, st calsyncd.SubscriptionState) error {
 	unlock, err := r.lock(st.ID)
 	if err != nil {
 		return err
@@ -450,7 +434,7 @@ func (r *Runner) Prune(ctx context.Context, st store.SubscriptionState) error {
 		return err
 	}
 	plan := diff.Compute(nil, mapped, nil)
-	res := w.Apply(ctx, gcalwriter.Batch{SubscriptionID: st.ID, CalendarID: st.Calendar, Ops: plan.Deletes},
+	res := w.Apply(ctx, diff.Batch{SubscriptionID: st.ID, CalendarID: st.Calendar, Ops: plan.Deletes},
 		&persister{store: r.Store, sub: st.ID})
 	r.log().Info("pruned a removed subscription", "subscription", st.ID, "deleted", res.Deleted, "deferred", res.Deferred, "failed", res.Failed)
 	if res.Err != nil {

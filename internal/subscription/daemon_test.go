@@ -10,10 +10,11 @@ import (
 	"testing/synctest"
 	"time"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/config"
 	"github.com/calsyncd/calsyncd/internal/diff"
 	"github.com/calsyncd/calsyncd/internal/feed"
-	"github.com/calsyncd/calsyncd/internal/gcalwriter"
+	"github.com/calsyncd/calsyncd/internal/fetch"
 	"github.com/calsyncd/calsyncd/internal/mapping"
 	"github.com/calsyncd/calsyncd/internal/store"
 	"github.com/calsyncd/calsyncd/internal/subscription"
@@ -29,15 +30,15 @@ type memFetcher struct {
 	count  map[string]int
 }
 
-func (f *memFetcher) Fetch(ctx context.Context, req feed.Request) (*feed.Response, error) {
+func (f *memFetcher) Fetch(ctx context.Context, req fetch.Request) (*fetch.Response, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.count[req.URL]++
 	body, ok := f.bodies[req.URL]
 	if !ok {
-		return nil, &feed.FetchError{Kind: feed.Unreachable, Msg: "cannot reach the feed server"}
+		return nil, &fetch.Error{Kind: fetch.Unreachable, Msg: "cannot reach the feed server"}
 	}
-	return &feed.Response{Body: []byte(body), BodyHash: body}, nil
+	return &fetch.Response{Body: []byte(body), BodyHash: body}, nil
 }
 
 func (f *memFetcher) fetches(url string) int {
@@ -49,8 +50,8 @@ func (f *memFetcher) fetches(url string) int {
 // okWriter accepts every write.
 type okWriter struct{}
 
-func (okWriter) Apply(ctx context.Context, b gcalwriter.Batch, p gcalwriter.Persister) gcalwriter.Result {
-	var res gcalwriter.Result
+func (okWriter) Apply(ctx context.Context, b diff.Batch, p calsyncd.Persister) calsyncd.WriteResult {
+	var res calsyncd.WriteResult
 	for _, op := range b.Ops {
 		switch op.Kind {
 		case diff.Create, diff.Update:
@@ -66,6 +67,7 @@ func (okWriter) Apply(ctx context.Context, b gcalwriter.Batch, p gcalwriter.Pers
 }
 
 func (okWriter) ListOwned(context.Context, string, string) ([]diff.Owned, error) { return nil, nil }
+func (okWriter) Unsupported(*feed.Event) string                                  { return "" }
 
 func newDaemon(t *testing.T, subs ...config.Subscription) (*subscription.Daemon, *memFetcher, *store.Store) {
 	t.Helper()
@@ -108,10 +110,10 @@ func TestDaemonBacksOffSubscriptionsInError(t *testing.T) {
 			t.Errorf("bad subscription fetched %d times in 30 h, want 6-9 (backing off)", bad)
 		}
 		s, err := st.Subscription(ctx, "bad")
-		if err != nil || s.State != store.StateError || s.LastErrorClass != "feed_unreachable" {
+		if err != nil || s.State != calsyncd.StateError || s.LastErrorClass != "feed_unreachable" {
 			t.Errorf("bad = %+v, %v", s, err)
 		}
-		if s, _ := st.Subscription(ctx, "good"); s.State != store.StateActive || s.NextRunAt.IsZero() {
+		if s, _ := st.Subscription(ctx, "good"); s.State != calsyncd.StateActive || s.NextRunAt.IsZero() {
 			t.Errorf("good = %+v", s)
 		}
 	})
@@ -125,7 +127,7 @@ func TestDaemonTriggerForcesARunEvenInError(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.Sleep(4 * time.Hour)
-		if s, _ := st.Subscription(ctx, "bad"); s.State != store.StateError {
+		if s, _ := st.Subscription(ctx, "bad"); s.State != calsyncd.StateError {
 			t.Fatalf("state = %s, want ERROR after 4 hours of failures", s.State)
 		}
 		before := f.fetches("https://example.com/bad.ics")
@@ -140,7 +142,7 @@ func TestDaemonTriggerForcesARunEvenInError(t *testing.T) {
 		if f.fetches("https://example.com/bad.ics") != before+1 {
 			t.Fatal("Trigger did not run the subscription")
 		}
-		if s, _ := st.Subscription(ctx, "bad"); s.State != store.StateActive || s.ConsecutiveErrors != 0 {
+		if s, _ := st.Subscription(ctx, "bad"); s.State != calsyncd.StateActive || s.ConsecutiveErrors != 0 {
 			t.Fatalf("after a clean forced run: %s/%d, want ACTIVE/0", s.State, s.ConsecutiveErrors)
 		}
 		if _, err := d.Trigger("nosuch", subscription.Options{}); err != subscription.ErrUnknownSubscription {
@@ -212,6 +214,6 @@ func TestDaemonPrunesRemovedSubscriptionsWhenAsked(t *testing.T) {
 	})
 }
 
-func mappingFor(k mapping.Key, hash string) mapping.Mapping {
-	return mapping.Mapping{Key: k, EventID: mapping.EventID("t", k, 0), Hash: hash}
+func mappingFor(k calsyncd.Key, hash string) calsyncd.Mapping {
+	return calsyncd.Mapping{Key: k, EventID: mapping.EventID("t", k, 0), Hash: hash}
 }

@@ -10,8 +10,8 @@ import (
 
 	calendar "google.golang.org/api/calendar/v3"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/gcalwriter"
-	"github.com/calsyncd/calsyncd/internal/store"
 	"github.com/calsyncd/calsyncd/internal/subscription"
 )
 
@@ -34,7 +34,7 @@ func TestSyncMirrorsFeedIntoGoogle(t *testing.T) {
 	rep := h.sync()
 	// Six single events, the weekly series, its moved and its cancelled
 	// instance.
-	if rep.Run.Outcome != store.OutcomeOK || rep.Run.Created != 9 {
+	if rep.Run.Outcome != calsyncd.OutcomeOK || rep.Run.Created != 9 {
 		t.Fatalf("first sync: outcome %s created %d (err %v), want ok and 9", rep.Run.Outcome, rep.Run.Created, rep.Err)
 	}
 	// What Google stores: the series and its (live) exception among the
@@ -108,7 +108,7 @@ func TestSecondSyncOfUnchangedFeedWritesNothing(t *testing.T) {
 	if d := totalWrites(h.writes()) - totalWrites(before); d != 0 {
 		t.Fatalf("second sync made %d writes, want 0", d)
 	}
-	if rep.Run.Unchanged != 9 || rep.Run.Outcome != store.OutcomeOK {
+	if rep.Run.Unchanged != 9 || rep.Run.Outcome != calsyncd.OutcomeOK {
 		t.Fatalf("second sync: outcome %s unchanged %d, want ok 9", rep.Run.Outcome, rep.Run.Unchanged)
 	}
 }
@@ -211,7 +211,7 @@ func TestLostDatabaseCreatesNoDuplicates(t *testing.T) {
 	h.open()
 	before := h.writes()
 	rep := h.sync()
-	if rep.Run.Outcome != store.OutcomeOK {
+	if rep.Run.Outcome != calsyncd.OutcomeOK {
 		t.Fatalf("sync after losing the database: %s (%v)", rep.Run.Outcome, rep.Err)
 	}
 	evs := h.fake.Events(testCalendar)

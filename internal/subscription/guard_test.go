@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/calsyncd/calsyncd/internal/store"
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/subscription"
 )
 
@@ -52,7 +52,7 @@ func TestMassDeleteGuard(t *testing.T) {
 				if tt.wantHeld && (rep.Run.HeldDeletes == 0 || st.HeldDeletes == 0) {
 					t.Fatalf("run %d: held deletes not flagged (run %d, state %d)", run, rep.Run.HeldDeletes, st.HeldDeletes)
 				}
-				if !tt.wantHeld && rep.Run.Outcome != store.OutcomeFailed && rep.Run.HeldDeletes == 0 {
+				if !tt.wantHeld && rep.Run.Outcome != calsyncd.OutcomeFailed && rep.Run.HeldDeletes == 0 {
 					t.Fatalf("run %d: outcome %s with nothing held", run, rep.Run.Outcome)
 				}
 			}
@@ -98,7 +98,7 @@ func TestGuardResetsWhenTheFeedRecovers(t *testing.T) {
 	h.sync()
 	h.sync()
 	h.setFeed(full) // the feed comes back before the third run
-	if rep := h.sync(); rep.Run.HeldDeletes != 0 || (rep.Run.Outcome != store.OutcomeOK && rep.Run.Outcome != store.OutcomeNotModified) {
+	if rep := h.sync(); rep.Run.HeldDeletes != 0 || (rep.Run.Outcome != calsyncd.OutcomeOK && rep.Run.Outcome != calsyncd.OutcomeNotModified) {
 		t.Fatalf("recovered feed: %+v", rep.Run)
 	}
 	h.setFeed(weeklyFeed(3))

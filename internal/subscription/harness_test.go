@@ -17,6 +17,7 @@ import (
 
 	"github.com/calsyncd/calsyncd/internal/config"
 	"github.com/calsyncd/calsyncd/internal/feed"
+	"github.com/calsyncd/calsyncd/internal/fetch"
 	"github.com/calsyncd/calsyncd/internal/gcalfake"
 	"github.com/calsyncd/calsyncd/internal/gcalwriter"
 	"github.com/calsyncd/calsyncd/internal/store"
@@ -87,7 +88,7 @@ func (h *harness) open() {
 	h.runner = &subscription.Runner{
 		Config:  h.cfg,
 		Store:   st,
-		Fetcher: feed.NewFetcher(0, 0, 20<<20),
+		Fetcher: fetch.NewFetcher(0, 0, 20<<20, feed.CheckBody),
 		Writer:  func(string) (subscription.Writer, error) { return w, nil },
 		Log:     log,
 	}

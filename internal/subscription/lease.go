@@ -14,15 +14,15 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/calsyncd/calsyncd/internal/store"
+	calsyncd "github.com/calsyncd/calsyncd"
 )
 
 // LeaseStore is the store's lease API: one holder per Google account, so one
 // pacer spends each account's quota however many replicas run.
 type LeaseStore interface {
-	ClaimLease(ctx context.Context, account, owner string, ttl time.Duration) (store.Lease, bool, error)
-	ExtendLease(ctx context.Context, account, owner string, ttl time.Duration) (store.Lease, error)
-	TakeOverLease(ctx context.Context, account, from, owner string, ttl time.Duration) (store.Lease, bool, error)
+	ClaimLease(ctx context.Context, account, owner string, ttl time.Duration) (calsyncd.Lease, bool, error)
+	ExtendLease(ctx context.Context, account, owner string, ttl time.Duration) (calsyncd.Lease, error)
+	TakeOverLease(ctx context.Context, account, from, owner string, ttl time.Duration) (calsyncd.Lease, bool, error)
 	ReleaseLease(ctx context.Context, account, owner string) error
 	ReleaseLeases(ctx context.Context, owner string) (int, error)
 }
@@ -101,15 +101,15 @@ func (k *LeaseKeeper) margin() time.Duration { return k.ttl / 4 }
 // Acquire claims or renews the account's lease, taking it over at once from
 // a holder that died on this host. It returns the current holder when
 // another live process has it.
-func (k *LeaseKeeper) Acquire(ctx context.Context, account string) (bool, store.Lease, error) {
+func (k *LeaseKeeper) Acquire(ctx context.Context, account string) (bool, calsyncd.Lease, error) {
 	l, ok, err := k.store.ClaimLease(ctx, account, k.owner, k.ttl)
 	if err != nil {
-		return false, store.Lease{}, err
+		return false, calsyncd.Lease{}, err
 	}
 	if !ok && l.Owner != "" && ownerDead(l.Owner) {
 		var took bool
 		if l2, took2, err := k.store.TakeOverLease(ctx, account, l.Owner, k.owner, k.ttl); err != nil {
-			return false, store.Lease{}, err
+			return false, calsyncd.Lease{}, err
 		} else if took2 {
 			k.log.Info("took over the lease of a process that died", "account", account, "from", l.Owner)
 			l, took = l2, true
@@ -188,7 +188,7 @@ func (k *LeaseKeeper) renew(ctx context.Context, accounts []string) {
 		if k.Holds(a) {
 			l, err := k.store.ExtendLease(ctx, a, k.owner, k.ttl)
 			switch {
-			case errors.Is(err, store.ErrLeaseLost):
+			case errors.Is(err, calsyncd.ErrLeaseLost):
 				k.lost(a, "another replica took it", true)
 			case err != nil:
 				// The database is unreachable: keep writing until the

@@ -13,6 +13,7 @@ import (
 	calendar "google.golang.org/api/calendar/v3"
 	"google.golang.org/api/option"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/config"
 	"github.com/calsyncd/calsyncd/internal/diff"
 	"github.com/calsyncd/calsyncd/internal/feed"
@@ -20,7 +21,6 @@ import (
 	"github.com/calsyncd/calsyncd/internal/gcalfake"
 	"github.com/calsyncd/calsyncd/internal/gcalwriter"
 	"github.com/calsyncd/calsyncd/internal/mapping"
-	"github.com/calsyncd/calsyncd/internal/store"
 	"github.com/calsyncd/calsyncd/internal/subscription"
 )
 
@@ -78,7 +78,7 @@ func (m *mirror) syncOK(what string) (subscription.Report, int) {
 	m.t.Helper()
 	before := totalWrites(m.writes())
 	rep := m.syncWith(subscription.Options{Reconcile: true})
-	if rep.Run.Outcome != store.OutcomeOK {
+	if rep.Run.Outcome != calsyncd.OutcomeOK {
 		m.t.Fatalf("%s: sync ended %s (%v): %+v", what, rep.Run.Outcome, rep.Err, rep.Run)
 	}
 	return rep, totalWrites(m.writes()) - before
@@ -367,7 +367,7 @@ func TestOverridesWrittenAsSingleEventsMoveIntoTheirSeries(t *testing.T) {
 	legacy := gcalwriter.ToGoogle("team", &moved)
 	legacy.Id = mapping.EventID("team", moved.Key(), 0)
 	m.fake.Seed(testCalendar, legacy)
-	if err := m.store.PutMapping(t.Context(), "team", mapping.Mapping{Key: moved.Key(), EventID: legacy.Id, Hash: moved.Hash}); err != nil {
+	if err := m.store.PutMapping(t.Context(), "team", calsyncd.Mapping{Key: moved.Key(), EventID: legacy.Id, Hash: moved.Hash}); err != nil {
 		t.Fatal(err)
 	}
 	_, writes := m.syncOK("upgrade")

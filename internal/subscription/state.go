@@ -1,16 +1,18 @@
-// Package subscription runs subscriptions: one sync is fetch → parse →
-// diff → write → record; the state machine decides between ACTIVE and
-// ERROR; the scheduler runs every subscription on its cadence.
+// Package subscription runs subscriptions: one sync is a pass through
+// explicit stages (pass.go: fetch, parse, reconcile when due, shape, plan,
+// guard, apply, settle); the state machine decides between ACTIVE and
+// ERROR; Once starts every run under its account's lease; the daemon runs
+// every subscription on its cadence.
 package subscription
 
 import (
-	"github.com/calsyncd/calsyncd/internal/store"
+	calsyncd "github.com/calsyncd/calsyncd"
 )
 
 // Transition is the result of applying a run's outcome to a subscription's
 // state.
 type Transition struct {
-	From, To          string
+	From, To          calsyncd.State
 	ConsecutiveErrors int
 	Changed           bool
 }
@@ -20,25 +22,25 @@ type Transition struct {
 // return the subscription to ACTIVE, and deferred runs change nothing — a
 // rate limit is not a failure, and a throttled run proves nothing about
 // whether the subscription is healthy.
-func Apply(st *store.SubscriptionState, outcome string, threshold int) Transition {
+func Apply(st *calsyncd.SubscriptionState, outcome calsyncd.Outcome, threshold int) Transition {
 	t := Transition{From: st.State}
 	if t.From == "" {
-		t.From = store.StateActive
+		t.From = calsyncd.StateActive
 	}
 	switch outcome {
-	case store.OutcomeFailed:
+	case calsyncd.OutcomeFailed:
 		st.ConsecutiveErrors++
 		if st.ConsecutiveErrors >= threshold {
-			st.State = store.StateError
+			st.State = calsyncd.StateError
 		}
-	case store.OutcomeOK, store.OutcomePartial, store.OutcomeNotModified:
+	case calsyncd.OutcomeOK, calsyncd.OutcomePartial, calsyncd.OutcomeNotModified:
 		st.ConsecutiveErrors = 0
-		st.State = store.StateActive
-	case store.OutcomeDeferred:
+		st.State = calsyncd.StateActive
+	case calsyncd.OutcomeDeferred:
 		// Neither increments nor resets.
 	}
 	if st.State == "" {
-		st.State = store.StateActive
+		st.State = calsyncd.StateActive
 	}
 	t.To = st.State
 	t.ConsecutiveErrors = st.ConsecutiveErrors

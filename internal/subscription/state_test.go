@@ -4,35 +4,35 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/calsyncd/calsyncd/internal/store"
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/subscription"
 )
 
 func TestStateMachine(t *testing.T) {
 	const (
-		ok  = store.OutcomeOK
-		nm  = store.OutcomeNotModified
-		def = store.OutcomeDeferred
-		par = store.OutcomePartial
-		bad = store.OutcomeFailed
+		ok  = calsyncd.OutcomeOK
+		nm  = calsyncd.OutcomeNotModified
+		def = calsyncd.OutcomeDeferred
+		par = calsyncd.OutcomePartial
+		bad = calsyncd.OutcomeFailed
 	)
 	tests := []struct {
 		name       string
-		start      store.SubscriptionState
-		outcomes   []string
-		wantState  string
+		start      calsyncd.SubscriptionState
+		outcomes   []calsyncd.Outcome
+		wantState  calsyncd.State
 		wantErrors int
 	}{
-		{"clean runs stay active", store.SubscriptionState{}, []string{ok, nm, ok}, store.StateActive, 0},
+		{"clean runs stay active", calsyncd.SubscriptionState{}, []calsyncd.Outcome{ok, nm, ok}, calsyncd.StateActive, 0},
 		// The seed's loop: rate limits must never look like auth failures.
-		{"three rate-limited runs stay active, counter untouched", store.SubscriptionState{State: store.StateActive, ConsecutiveErrors: 1},
-			[]string{def, def, def}, store.StateActive, 1},
-		{"three failures make ERROR", store.SubscriptionState{}, []string{bad, bad, bad}, store.StateError, 3},
-		{"two failures are not yet ERROR", store.SubscriptionState{}, []string{bad, bad}, store.StateActive, 2},
-		{"deferred between failures neither resets nor counts", store.SubscriptionState{}, []string{bad, def, bad, def, bad}, store.StateError, 3},
-		{"a clean run returns ERROR to ACTIVE", store.SubscriptionState{State: store.StateError, ConsecutiveErrors: 5}, []string{ok}, store.StateActive, 0},
-		{"a partial run is clean", store.SubscriptionState{State: store.StateError, ConsecutiveErrors: 3}, []string{par}, store.StateActive, 0},
-		{"deferred does not rescue ERROR", store.SubscriptionState{State: store.StateError, ConsecutiveErrors: 3}, []string{def}, store.StateError, 3},
+		{"three rate-limited runs stay active, counter untouched", calsyncd.SubscriptionState{State: calsyncd.StateActive, ConsecutiveErrors: 1},
+			[]calsyncd.Outcome{def, def, def}, calsyncd.StateActive, 1},
+		{"three failures make ERROR", calsyncd.SubscriptionState{}, []calsyncd.Outcome{bad, bad, bad}, calsyncd.StateError, 3},
+		{"two failures are not yet ERROR", calsyncd.SubscriptionState{}, []calsyncd.Outcome{bad, bad}, calsyncd.StateActive, 2},
+		{"deferred between failures neither resets nor counts", calsyncd.SubscriptionState{}, []calsyncd.Outcome{bad, def, bad, def, bad}, calsyncd.StateError, 3},
+		{"a clean run returns ERROR to ACTIVE", calsyncd.SubscriptionState{State: calsyncd.StateError, ConsecutiveErrors: 5}, []calsyncd.Outcome{ok}, calsyncd.StateActive, 0},
+		{"a partial run is clean", calsyncd.SubscriptionState{State: calsyncd.StateError, ConsecutiveErrors: 3}, []calsyncd.Outcome{par}, calsyncd.StateActive, 0},
+		{"deferred does not rescue ERROR", calsyncd.SubscriptionState{State: calsyncd.StateError, ConsecutiveErrors: 3}, []calsyncd.Outcome{def}, calsyncd.StateError, 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -48,12 +48,12 @@ func TestStateMachine(t *testing.T) {
 }
 
 func TestStateTransitionsAreReported(t *testing.T) {
-	st := store.SubscriptionState{State: store.StateActive, ConsecutiveErrors: 2}
-	tr := subscription.Apply(&st, store.OutcomeFailed, 3)
-	if !tr.Changed || tr.From != store.StateActive || tr.To != store.StateError {
+	st := calsyncd.SubscriptionState{State: calsyncd.StateActive, ConsecutiveErrors: 2}
+	tr := subscription.Apply(&st, calsyncd.OutcomeFailed, 3)
+	if !tr.Changed || tr.From != calsyncd.StateActive || tr.To != calsyncd.StateError {
 		t.Errorf("transition = %+v", tr)
 	}
-	tr = subscription.Apply(&st, store.OutcomeOK, 3)
+	tr = subscription.Apply(&st, calsyncd.OutcomeOK, 3)
 	if got := fmt.Sprintln(tr.Changed, tr.From, tr.To); got != "true ERROR ACTIVE\n" {
 		t.Errorf("transition = %s", got)
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/calsyncd/calsyncd/internal/store"
+	calsyncd "github.com/calsyncd/calsyncd"
 )
 
 // datedFeed is a feed of all-day events on the given dates, UIDs prefixed.
@@ -70,7 +70,7 @@ func TestUnstableUIDsCostNoWrites(t *testing.T) {
 		if d := totalWrites(h.writes()) - totalWrites(before); d != 0 {
 			t.Fatalf("run %d wrote %d times for a feed whose content did not change", run, d)
 		}
-		if rep.Run.Unchanged != 12 || rep.Run.Outcome != store.OutcomeOK {
+		if rep.Run.Unchanged != 12 || rep.Run.Outcome != calsyncd.OutcomeOK {
 			t.Fatalf("run %d: %+v", run, rep.Run)
 		}
 	}

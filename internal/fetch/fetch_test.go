@@ -1,4 +1,4 @@
-package feed_test
+package fetch_test
 
 import (
 	"bytes"
@@ -16,15 +16,16 @@ import (
 	"time"
 
 	"github.com/calsyncd/calsyncd/internal/feed"
+	"github.com/calsyncd/calsyncd/internal/fetch"
 )
 
 const smallCalendar = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nBEGIN:VEVENT\r\nUID:a\r\nDTSTART:20270101T100000Z\r\nSUMMARY:A\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
 
-func fetchErr(t *testing.T, err error) *feed.FetchError {
+func fetchErr(t *testing.T, err error) *fetch.Error {
 	t.Helper()
-	var fe *feed.FetchError
+	var fe *fetch.Error
 	if !errors.As(err, &fe) {
-		t.Fatalf("err = %v, want a *feed.FetchError", err)
+		t.Fatalf("err = %v, want a *fetch.Error", err)
 	}
 	return fe
 }
@@ -38,12 +39,12 @@ func TestFetchSendsWhatTheServerNeeds(t *testing.T) {
 		fmt.Fprint(w, smallCalendar)
 	}))
 	defer srv.Close()
-	feed.Version = "1.2.3"
-	f := feed.NewFetcher(time.Second, 5*time.Second, 1<<20)
-	resp, err := f.Fetch(context.Background(), feed.Request{
+	fetch.Version = "1.2.3"
+	f := fetch.NewFetcher(time.Second, 5*time.Second, 1<<20, feed.CheckBody)
+	resp, err := f.Fetch(context.Background(), fetch.Request{
 		URL:       srv.URL + "/cal.ics?token=secret",
 		Headers:   map[string]string{"X-Api-Key": "k"},
-		BasicAuth: &feed.BasicAuth{Username: "u", Password: "p"},
+		BasicAuth: &fetch.BasicAuth{Username: "u", Password: "p"},
 		ETag:      `"v1"`, LastModified: "Tue, 31 Dec 2026 10:00:00 GMT",
 	})
 	if err != nil {
@@ -69,26 +70,26 @@ func TestFetchClassifiesAnswers(t *testing.T) {
 		status     int
 		header     map[string]string
 		body       string
-		kind       feed.FetchErrorKind
+		kind       fetch.ErrorKind
 		transient  bool
 		retryAfter time.Duration
 		says       string
 	}{
-		"unauthorised":       {status: 401, kind: feed.Rejected, says: "refused access"},
-		"forbidden":          {status: 403, kind: feed.Rejected, says: "refused access"},
-		"not found":          {status: 404, kind: feed.Rejected, says: "check the URL"},
-		"gone":               {status: 410, kind: feed.Rejected, says: "check the URL"},
-		"teapot":             {status: 418, kind: feed.Rejected, says: "418"},
-		"rate limited":       {status: 429, header: map[string]string{"Retry-After": "120"}, kind: feed.Unavailable, transient: true, retryAfter: 2 * time.Minute},
-		"unavailable":        {status: 503, header: map[string]string{"Retry-After": "30"}, kind: feed.Unavailable, transient: true, retryAfter: 30 * time.Second},
-		"server error":       {status: 500, kind: feed.Unavailable, transient: true},
-		"bad gateway":        {status: 502, kind: feed.Unavailable, transient: true},
-		"html login page":    {status: 200, body: "<!DOCTYPE html><html><head><title>Sign in</title></head></html>", kind: feed.Invalid, says: "HTML page — a login page?"},
-		"json":               {status: 200, body: `{"error":"nope"}`, kind: feed.Invalid, says: "BEGIN:VCALENDAR"},
-		"empty":              {status: 200, body: "", kind: feed.Invalid, says: "empty"},
-		"truncated":          {status: 200, body: strings.TrimSuffix(smallCalendar, "END:VCALENDAR\r\n"), kind: feed.Invalid, says: "truncated"},
-		"no content is odd":  {status: 204, kind: feed.Rejected},
-		"partial is refused": {status: 206, body: smallCalendar, kind: feed.Rejected},
+		"unauthorised":       {status: 401, kind: fetch.Rejected, says: "refused access"},
+		"forbidden":          {status: 403, kind: fetch.Rejected, says: "refused access"},
+		"not found":          {status: 404, kind: fetch.Rejected, says: "check the URL"},
+		"gone":               {status: 410, kind: fetch.Rejected, says: "check the URL"},
+		"teapot":             {status: 418, kind: fetch.Rejected, says: "418"},
+		"rate limited":       {status: 429, header: map[string]string{"Retry-After": "120"}, kind: fetch.Unavailable, transient: true, retryAfter: 2 * time.Minute},
+		"unavailable":        {status: 503, header: map[string]string{"Retry-After": "30"}, kind: fetch.Unavailable, transient: true, retryAfter: 30 * time.Second},
+		"server error":       {status: 500, kind: fetch.Unavailable, transient: true},
+		"bad gateway":        {status: 502, kind: fetch.Unavailable, transient: true},
+		"html login page":    {status: 200, body: "<!DOCTYPE html><html><head><title>Sign in</title></head></html>", kind: fetch.Invalid, says: "HTML page — a login page?"},
+		"json":               {status: 200, body: `{"error":"nope"}`, kind: fetch.Invalid, says: "BEGIN:VCALENDAR"},
+		"empty":              {status: 200, body: "", kind: fetch.Invalid, says: "empty"},
+		"truncated":          {status: 200, body: strings.TrimSuffix(smallCalendar, "END:VCALENDAR\r\n"), kind: fetch.Invalid, says: "truncated"},
+		"no content is odd":  {status: 204, kind: fetch.Rejected},
+		"partial is refused": {status: 206, body: smallCalendar, kind: fetch.Rejected},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -100,7 +101,7 @@ func TestFetchClassifiesAnswers(t *testing.T) {
 				fmt.Fprint(w, tt.body)
 			}))
 			defer srv.Close()
-			_, err := feed.NewFetcher(time.Second, 5*time.Second, 1<<20).Fetch(context.Background(), feed.Request{URL: srv.URL + "/secret-token"})
+			_, err := fetch.NewFetcher(time.Second, 5*time.Second, 1<<20, feed.CheckBody).Fetch(context.Background(), fetch.Request{URL: srv.URL + "/secret-token"})
 			fe := fetchErr(t, err)
 			if fe.Kind != tt.kind || fe.Transient() != tt.transient || fe.RetryAfter != tt.retryAfter {
 				t.Errorf("got kind %s transient %v retry-after %v, want %s %v %v", fe.Kind, fe.Transient(), fe.RetryAfter, tt.kind, tt.transient, tt.retryAfter)
@@ -114,7 +115,7 @@ func TestFetchClassifiesAnswers(t *testing.T) {
 			if strings.Contains(err.Error(), "secret-token") || strings.Contains(err.Error(), srv.URL) {
 				t.Errorf("error leaks the URL: %v", err)
 			}
-			if tt.kind == feed.Invalid && !errors.Is(err, feed.ErrNotCalendar) {
+			if tt.kind == fetch.Invalid && !errors.Is(err, feed.ErrNotCalendar) {
 				t.Errorf("invalid body error does not wrap ErrNotCalendar: %v", err)
 			}
 		})
@@ -130,7 +131,7 @@ func TestFetchNotModified(t *testing.T) {
 		fmt.Fprint(w, smallCalendar)
 	}))
 	defer srv.Close()
-	resp, err := feed.NewFetcher(time.Second, 5*time.Second, 0).Fetch(context.Background(), feed.Request{URL: srv.URL, ETag: `"v1"`})
+	resp, err := fetch.NewFetcher(time.Second, 5*time.Second, 0, feed.CheckBody).Fetch(context.Background(), fetch.Request{URL: srv.URL, ETag: `"v1"`})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +157,7 @@ func TestFetchGzip(t *testing.T) {
 		"configured Accept-Encoding": {"Accept-Encoding": "gzip"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			resp, err := feed.NewFetcher(time.Second, 5*time.Second, 1<<20).Fetch(context.Background(), feed.Request{URL: srv.URL, Headers: headers})
+			resp, err := fetch.NewFetcher(time.Second, 5*time.Second, 1<<20, feed.CheckBody).Fetch(context.Background(), fetch.Request{URL: srv.URL, Headers: headers})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -190,8 +191,8 @@ func TestFetchCapsTheSizeWhileReading(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			srv := httptest.NewServer(h)
 			defer srv.Close()
-			_, err := feed.NewFetcher(time.Second, 5*time.Second, 4096).Fetch(context.Background(), feed.Request{URL: srv.URL})
-			if fe := fetchErr(t, err); fe.Kind != feed.TooLarge || fe.Transient() {
+			_, err := fetch.NewFetcher(time.Second, 5*time.Second, 4096, feed.CheckBody).Fetch(context.Background(), fetch.Request{URL: srv.URL})
+			if fe := fetchErr(t, err); fe.Kind != fetch.TooLarge || fe.Transient() {
 				t.Errorf("kind %s, want too_large", fe.Kind)
 			}
 		})
@@ -214,12 +215,12 @@ func TestFetchFollowsAtMostFiveRedirects(t *testing.T) {
 		fmt.Fprint(w, smallCalendar)
 	}))
 	defer srv.Close()
-	f := feed.NewFetcher(time.Second, 5*time.Second, 1<<20)
-	if _, err := f.Fetch(context.Background(), feed.Request{URL: srv.URL + "/r0"}); err != nil {
+	f := fetch.NewFetcher(time.Second, 5*time.Second, 1<<20, feed.CheckBody)
+	if _, err := f.Fetch(context.Background(), fetch.Request{URL: srv.URL + "/r0"}); err != nil {
 		t.Errorf("5 redirects: %v", err)
 	}
-	_, err := f.Fetch(context.Background(), feed.Request{URL: srv.URL + "/r0?many=1"})
-	if fe := fetchErr(t, err); !strings.Contains(err.Error(), "5 redirects") || fe.Kind != feed.Unreachable {
+	_, err := f.Fetch(context.Background(), fetch.Request{URL: srv.URL + "/r0?many=1"})
+	if fe := fetchErr(t, err); !strings.Contains(err.Error(), "5 redirects") || fe.Kind != fetch.Unreachable {
 		t.Errorf("6 redirects: %v", err)
 	}
 }
@@ -230,15 +231,15 @@ func TestFetchSchemes(t *testing.T) {
 	if err := os.WriteFile(path, []byte(smallCalendar), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f := feed.NewFetcher(time.Second, 5*time.Second, 1<<20)
-	resp, err := f.Fetch(context.Background(), feed.Request{URL: "file://" + path})
+	f := fetch.NewFetcher(time.Second, 5*time.Second, 1<<20, feed.CheckBody)
+	resp, err := f.Fetch(context.Background(), fetch.Request{URL: "file://" + path})
 	if err != nil || string(resp.Body) != smallCalendar {
 		t.Fatalf("file: %v", err)
 	}
-	_, err = f.Fetch(context.Background(), feed.Request{URL: "file://" + filepath.Join(dir, "missing.ics")})
+	_, err = f.Fetch(context.Background(), fetch.Request{URL: "file://" + filepath.Join(dir, "missing.ics")})
 	fetchErr(t, err)
-	_, err = f.Fetch(context.Background(), feed.Request{URL: "gopher://example.com/cal"})
-	if fe := fetchErr(t, err); fe.Kind != feed.Rejected {
+	_, err = f.Fetch(context.Background(), fetch.Request{URL: "gopher://example.com/cal"})
+	if fe := fetchErr(t, err); fe.Kind != fetch.Rejected {
 		t.Errorf("gopher: %v", err)
 	}
 
@@ -248,7 +249,7 @@ func TestFetchSchemes(t *testing.T) {
 		scheme = r.URL.Scheme
 		return &http.Response{StatusCode: 200, Status: "200 OK", Header: http.Header{}, Body: nopBody(smallCalendar), Request: r}, nil
 	})
-	if _, err := f.Fetch(context.Background(), feed.Request{URL: "webcal://example.com/cal.ics"}); err != nil || scheme != "https" {
+	if _, err := f.Fetch(context.Background(), fetch.Request{URL: "webcal://example.com/cal.ics"}); err != nil || scheme != "https" {
 		t.Errorf("webcal fetched over %q: %v", scheme, err)
 	}
 }
@@ -257,15 +258,15 @@ func TestFetchSchemes(t *testing.T) {
 // that never answers: the total timeout fires in fake time.
 func TestFetchTimesOut(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f := feed.NewFetcher(time.Second, 30*time.Second, 1<<20)
+		f := fetch.NewFetcher(time.Second, 30*time.Second, 1<<20, feed.CheckBody)
 		f.Client.Transport = roundTripFunc(func(r *http.Request) (*http.Response, error) {
 			<-r.Context().Done()
 			return nil, r.Context().Err()
 		})
 		start := time.Now()
-		_, err := f.Fetch(context.Background(), feed.Request{URL: "https://example.com/slow.ics"})
+		_, err := f.Fetch(context.Background(), fetch.Request{URL: "https://example.com/slow.ics"})
 		fe := fetchErr(t, err)
-		if fe.Kind != feed.Unreachable || !fe.Transient() || !strings.Contains(err.Error(), "in time") {
+		if fe.Kind != fetch.Unreachable || !fe.Transient() || !strings.Contains(err.Error(), "in time") {
 			t.Errorf("timeout gave %v", err)
 		}
 		if waited := time.Since(start); waited != 30*time.Second {
@@ -283,27 +284,3 @@ type stringBody struct{ *strings.Reader }
 func (stringBody) Close() error { return nil }
 
 func nopBody(s string) stringBody { return stringBody{strings.NewReader(s)} }
-
-func TestParseRetryAfter(t *testing.T) {
-	now := time.Date(2027, 1, 1, 12, 0, 0, 0, time.UTC)
-	for in, want := range map[string]time.Duration{
-		"":                              0,
-		"90":                            90 * time.Second,
-		"-5":                            0,
-		"soon":                          0,
-		"Fri, 01 Jan 2027 12:05:00 GMT": 5 * time.Minute,
-		"Fri, 01 Jan 2027 11:00:00 GMT": 0,
-	} {
-		if got := feed.ParseRetryAfter(in, "", now); got != want {
-			t.Errorf("ParseRetryAfter(%q) = %v, want %v", in, got, want)
-		}
-	}
-	// Never more than a day, however large.
-	if got := feed.ParseRetryAfter("99999999999", "", now); got != 24*time.Hour {
-		t.Errorf("huge Retry-After = %v, want 24h", got)
-	}
-	// An HTTP date counts from the server's own Date, not our clock.
-	if got := feed.ParseRetryAfter("Fri, 01 Jan 2027 12:05:00 GMT", "Fri, 01 Jan 2027 12:04:00 GMT", now); got != time.Minute {
-		t.Errorf("Retry-After against the Date header = %v, want 1m", got)
-	}
-}

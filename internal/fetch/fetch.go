@@ -1,7 +1,11 @@
-package feed
+// Package fetch fetches feeds over HTTP(S), webcal and file URLs: conditional
+// requests with the validators of the last complete run, a size cap, gzip,
+// and failures sorted into kinds that say whether to try again (with the
+// server's Retry-After). It knows HTTP, not iCalendar: whether a body is a
+// calendar is the question its Fetcher's Accept function answers.
+package fetch
 
 import (
-	"bytes"
 	"compress/gzip"
 	"context"
 	"crypto/sha256"
@@ -15,6 +19,9 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	calsyncd "github.com/calsyncd/calsyncd"
+	"github.com/calsyncd/calsyncd/internal/retryafter"
 )
 
 // DefaultMaxSize caps a feed body when the Fetcher names no cap.
@@ -49,44 +56,52 @@ type Response struct {
 	BodyHash string
 }
 
-// FetchErrorKind classifies a failed fetch.
-type FetchErrorKind string
+// ErrorKind classifies a failed fetch.
+type ErrorKind string
 
 // Kinds of fetch failure.
 const (
 	// Unreachable: DNS, connection, TLS or timeout trouble.
-	Unreachable FetchErrorKind = "unreachable"
+	Unreachable ErrorKind = "unreachable"
 	// Rejected: the server refused (401, 403, 404, 410, other 4xx).
-	Rejected FetchErrorKind = "rejected"
+	Rejected ErrorKind = "rejected"
 	// Unavailable: 429 or 5xx; try again later (RetryAfter when given).
-	Unavailable FetchErrorKind = "unavailable"
+	Unavailable ErrorKind = "unavailable"
 	// TooLarge: the body exceeded the size cap.
-	TooLarge FetchErrorKind = "too_large"
+	TooLarge ErrorKind = "too_large"
 	// Invalid: the body is not a calendar (HTML, empty, truncated).
-	Invalid FetchErrorKind = "invalid"
+	Invalid ErrorKind = "invalid"
 )
 
-// FetchError is a failed fetch. Its message never contains the feed URL,
+// Error is a failed fetch. Its message never contains the feed URL,
 // which may carry a secret token.
-type FetchError struct {
-	Kind       FetchErrorKind
+type Error struct {
+	Kind       ErrorKind
 	StatusCode int
 	RetryAfter time.Duration
 	Msg        string
 	Err        error
 }
 
-func (e *FetchError) Error() string {
-	if e.Err != nil {
+func (e *Error) Error() string {
+	switch {
+	case e.Msg == "" && e.Err != nil:
+		return "feed: " + e.Err.Error()
+	case e.Err != nil:
 		return "feed: " + e.Msg + ": " + e.Err.Error()
 	}
 	return "feed: " + e.Msg
 }
 
-func (e *FetchError) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error { return e.Err }
+
+// ErrorClass implements calsyncd.Classed: feed_ and the kind.
+func (e *Error) ErrorClass() calsyncd.ErrorClass {
+	return calsyncd.ErrorClass("feed_" + string(e.Kind))
+}
 
 // Transient reports whether a later fetch may well succeed.
-func (e *FetchError) Transient() bool { return e.Kind == Unreachable || e.Kind == Unavailable }
+func (e *Error) Transient() bool { return e.Kind == Unreachable || e.Kind == Unavailable }
 
 // maxRedirects is how many redirects a fetch follows.
 const maxRedirects = 5
@@ -95,10 +110,16 @@ const maxRedirects = 5
 type Fetcher struct {
 	Client  *http.Client
 	MaxSize int64
+	// Accept, when set, refuses a body that is not what the caller can use
+	// (feed.CheckBody refuses one that is not a whole calendar); the fetch
+	// then fails with an Error of kind Invalid wrapping its error, and the
+	// caller never stores the validators of a login page.
+	Accept func(body []byte) error
 }
 
-// NewFetcher returns a Fetcher with explicit timeouts and a size cap.
-func NewFetcher(connectTimeout, timeout time.Duration, maxSize int64) *Fetcher {
+// NewFetcher returns a Fetcher with explicit timeouts, a size cap and the
+// check a body must pass (nil: none).
+func NewFetcher(connectTimeout, timeout time.Duration, maxSize int64, accept func(body []byte) error) *Fetcher {
 	tr := &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           (&net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}).DialContext,
@@ -119,6 +140,7 @@ func NewFetcher(connectTimeout, timeout time.Duration, maxSize int64) *Fetcher {
 			},
 		},
 		MaxSize: maxSize,
+		Accept:  accept,
 	}
 }
 
@@ -127,7 +149,7 @@ func NewFetcher(connectTimeout, timeout time.Duration, maxSize int64) *Fetcher {
 func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 	u, err := url.Parse(req.URL)
 	if err != nil {
-		return nil, &FetchError{Kind: Rejected, Msg: "invalid feed URL"}
+		return nil, &Error{Kind: Rejected, Msg: "invalid feed URL"}
 	}
 	switch strings.ToLower(u.Scheme) {
 	case "file":
@@ -138,11 +160,40 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 		u.Scheme = "https"
 	case "http", "https":
 	default:
-		return nil, &FetchError{Kind: Rejected, Msg: fmt.Sprintf("unsupported URL scheme %q", u.Scheme)}
+		return nil, &Error{Kind: Rejected, Msg: fmt.Sprintf("unsupported URL scheme %q", u.Scheme)}
 	}
+	hreq, err := newRequest(ctx, u, req)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := f.Client.Do(hreq)
+	if err != nil {
+		msg := "cannot reach the feed server"
+		if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
+			msg = "the feed server did not answer in time"
+		}
+		return nil, &Error{Kind: Unreachable, Msg: msg, Err: stripURL(err)}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return answer(resp, req)
+	}
+	body, err := f.readBody(resp)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.accept(body); err != nil {
+		return nil, err
+	}
+	return &Response{Body: body, ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified"), BodyHash: hashBody(body)}, nil
+}
+
+// newRequest is the GET of a feed: who we are, what we accept, the
+// subscription's headers and credentials, and the validators.
+func newRequest(ctx context.Context, u *url.URL, req Request) (*http.Request, error) {
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return nil, &FetchError{Kind: Rejected, Msg: "invalid feed URL"}
+		return nil, &Error{Kind: Rejected, Msg: "invalid feed URL"}
 	}
 	hreq.Header.Set("User-Agent", "calsyncd/"+Version)
 	hreq.Header.Set("Accept", "text/calendar, */*;q=0.5")
@@ -158,33 +209,34 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 	if req.LastModified != "" {
 		hreq.Header.Set("If-Modified-Since", req.LastModified)
 	}
-	resp, err := f.Client.Do(hreq)
-	if err != nil {
-		msg := "cannot reach the feed server"
-		if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
-			msg = "the feed server did not answer in time"
-		}
-		return nil, &FetchError{Kind: Unreachable, Msg: msg, Err: stripURL(err)}
-	}
-	defer resp.Body.Close()
-	code := resp.StatusCode
-	switch {
+	return hreq, nil
+}
+
+// answer sorts an answer other than 200: not modified, or a failure of its
+// kind.
+func answer(resp *http.Response, req Request) (*Response, error) {
+	switch code := resp.StatusCode; {
 	case code == http.StatusNotModified:
 		return &Response{NotModified: true, ETag: req.ETag, LastModified: req.LastModified}, nil
 	case code == http.StatusTooManyRequests || code == http.StatusRequestTimeout || code >= 500:
-		return nil, &FetchError{Kind: Unavailable, StatusCode: code, RetryAfter: ParseRetryAfter(resp.Header.Get("Retry-After"), resp.Header.Get("Date"), time.Now()),
+		return nil, &Error{Kind: Unavailable, StatusCode: code, RetryAfter: retryafter.Parse(resp.Header.Get("Retry-After"), resp.Header.Get("Date"), time.Now()),
 			Msg: fmt.Sprintf("the feed server answered %s; will try again later", resp.Status)}
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
-		return nil, &FetchError{Kind: Rejected, StatusCode: code,
+		return nil, &Error{Kind: Rejected, StatusCode: code,
 			Msg: fmt.Sprintf("the feed server refused access (%s) — check basic_auth, headers or the token in the URL", resp.Status)}
 	case code == http.StatusNotFound || code == http.StatusGone:
-		return nil, &FetchError{Kind: Rejected, StatusCode: code,
+		return nil, &Error{Kind: Rejected, StatusCode: code,
 			Msg: fmt.Sprintf("the feed is not there (%s) — check the URL", resp.Status)}
 	case code >= 400:
-		return nil, &FetchError{Kind: Rejected, StatusCode: code, Msg: fmt.Sprintf("the feed server answered %s", resp.Status)}
-	case code != http.StatusOK:
-		return nil, &FetchError{Kind: Rejected, StatusCode: code, Msg: fmt.Sprintf("unexpected answer %s", resp.Status)}
+		return nil, &Error{Kind: Rejected, StatusCode: code, Msg: fmt.Sprintf("the feed server answered %s", resp.Status)}
+	default:
+		return nil, &Error{Kind: Rejected, StatusCode: code, Msg: fmt.Sprintf("unexpected answer %s", resp.Status)}
 	}
+}
+
+// readBody reads a 200 answer's body within the size cap, un-gzipping it
+// when it is ours to.
+func (f *Fetcher) readBody(resp *http.Response) ([]byte, error) {
 	limit := f.limit()
 	if resp.ContentLength > limit && !resp.Uncompressed && resp.Header.Get("Content-Encoding") == "" {
 		return nil, tooLarge(limit)
@@ -196,19 +248,12 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 	if !resp.Uncompressed && strings.EqualFold(strings.TrimSpace(resp.Header.Get("Content-Encoding")), "gzip") {
 		zr, err := gzip.NewReader(resp.Body)
 		if err != nil {
-			return nil, &FetchError{Kind: Invalid, Msg: "the feed claims gzip but is not", Err: err}
+			return nil, &Error{Kind: Invalid, Msg: "the feed claims gzip but is not", Err: err}
 		}
 		defer zr.Close()
 		r = zr
 	}
-	body, err := f.readCapped(r)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkBody(body); err != nil {
-		return nil, err
-	}
-	return &Response{Body: body, ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified"), BodyHash: hashBody(body)}, nil
+	return f.readCapped(r)
 }
 
 func isTimeout(err error) bool {
@@ -216,43 +261,25 @@ func isTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-func tooLarge(limit int64) *FetchError {
-	return &FetchError{Kind: TooLarge, Msg: fmt.Sprintf("the feed is larger than the %d-byte limit (feed.max_size)", limit)}
+func tooLarge(limit int64) *Error {
+	return &Error{Kind: TooLarge, Msg: fmt.Sprintf("the feed is larger than the %d-byte limit (feed.max_size)", limit)}
 }
 
-// checkBody refuses a body that is not a whole calendar: an HTML page, an
-// empty answer, or a download cut before END:VCALENDAR.
-func checkBody(body []byte) error {
-	b := bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
-	if err := sniff(b); err != nil {
-		return &FetchError{Kind: Invalid, Msg: "the body is not a calendar", Err: err}
+// accept runs the Fetcher's check on a body.
+func (f *Fetcher) accept(body []byte) error {
+	if f.Accept == nil {
+		return nil
 	}
-	if !containsFold(b, []byte("END:VCALENDAR")) {
-		return &FetchError{Kind: Invalid, Msg: "the body is not a whole calendar", Err: fmt.Errorf("%w: %w", ErrTruncated, ErrNotCalendar)}
+	if err := f.Accept(body); err != nil {
+		return &Error{Kind: Invalid, Err: err}
 	}
 	return nil
-}
-
-// containsFold reports whether b contains the upper-case ASCII word w in
-// any case.
-func containsFold(b, w []byte) bool {
-	for i := 0; i+len(w) <= len(b); {
-		j := bytes.IndexAny(b[i:], string([]byte{w[0], w[0] + 'a' - 'A'}))
-		if j < 0 || i+j+len(w) > len(b) {
-			return false
-		}
-		if bytes.EqualFold(b[i+j:i+j+len(w)], w) {
-			return true
-		}
-		i += j + 1
-	}
-	return false
 }
 
 func (f *Fetcher) fetchFile(path string) (*Response, error) {
 	fh, err := os.Open(path)
 	if err != nil {
-		return nil, &FetchError{Kind: Unreachable, Msg: "cannot open the feed file", Err: errors.Unwrap(err)}
+		return nil, &Error{Kind: Unreachable, Msg: "cannot open the feed file", Err: errors.Unwrap(err)}
 	}
 	defer fh.Close()
 	if st, err := fh.Stat(); err == nil && st.Size() > f.limit() {
@@ -262,7 +289,7 @@ func (f *Fetcher) fetchFile(path string) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkBody(body); err != nil {
+	if err := f.accept(body); err != nil {
 		return nil, err
 	}
 	return &Response{Body: body, BodyHash: hashBody(body)}, nil
@@ -281,7 +308,7 @@ func (f *Fetcher) readCapped(r io.Reader) ([]byte, error) {
 	limit := f.limit()
 	body, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
-		return nil, &FetchError{Kind: Unreachable, Msg: "the feed download broke off", Err: stripURL(err)}
+		return nil, &Error{Kind: Unreachable, Msg: "the feed download broke off", Err: stripURL(err)}
 	}
 	if int64(len(body)) > limit {
 		return nil, tooLarge(limit)
@@ -302,38 +329,4 @@ func stripURL(err error) error {
 		return ue.Err
 	}
 	return err
-}
-
-// ParseRetryAfter reads a Retry-After header, in seconds or as an HTTP date;
-// an HTTP date is measured against the answer's Date header when there is
-// one (so a skewed local clock does not stretch or shrink it). It is never
-// negative and never more than a day.
-func ParseRetryAfter(v, date string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	const maxRetryAfter = 24 * time.Hour
-	var n int64
-	isNum := true
-	for _, r := range v {
-		if r < '0' || r > '9' {
-			isNum = false
-			break
-		}
-		if n = n*10 + int64(r-'0'); n > int64(maxRetryAfter/time.Second) {
-			n = int64(maxRetryAfter / time.Second)
-		}
-	}
-	if isNum {
-		return time.Duration(n) * time.Second
-	}
-	t, err := http.ParseTime(v)
-	if err != nil {
-		return 0
-	}
-	if d, err := http.ParseTime(strings.TrimSpace(date)); err == nil {
-		now = d
-	}
-	return min(max(t.Sub(now), 0), maxRetryAfter)
 }

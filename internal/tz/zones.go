@@ -1,4 +1,8 @@
-package feed
+// Package tz resolves the time zones feeds name: IANA names and legacy
+// aliases, Windows zone ids (the CLDR table, rebuilt by go generate),
+// prefixed and display names, and a feed's own VTIMEZONE rules matched
+// against the IANA zones (or used as they are when none matches).
+package tz
 
 //go:generate sh -c "cd ../../tools/cldr && npm ci --no-audit --no-fund"
 //go:generate go run gen_zones.go -cldr ../../tools/cldr/node_modules -o zones_cldr.go
@@ -17,26 +21,31 @@ import (
 	_ "time/tzdata"
 )
 
-// How a TZID was resolved, for warnings and tests.
+// How says how a TZID was resolved, for warnings and tests.
+type How string
+
+// Ways of resolving a TZID.
 const (
-	zoneByName     = "name"    // an IANA name or legacy alias
-	zoneByWindows  = "windows" // a Windows zone id (CLDR)
-	zoneByPrefix   = "prefix"  // /mozilla.org/.../Europe/Berlin
-	zoneByGuess    = "guess"   // a display name or city: (UTC-05:00) Eastern Time
-	zoneByRules    = "rules"   // the feed's VTIMEZONE matched an IANA zone
-	zoneByCustom   = "custom"  // the feed's VTIMEZONE, converted to UTC
-	zoneUnresolved = "unknown" // nothing: read as floating
-	zoneUTC        = "UTC"     // canonical name we give UTC
+	ByName     How = "name"    // an IANA name or legacy alias
+	ByWindows  How = "windows" // a Windows zone id (CLDR)
+	ByPrefix   How = "prefix"  // /mozilla.org/.../Europe/Berlin
+	ByGuess    How = "guess"   // a display name or city: (UTC-05:00) Eastern Time
+	ByRules    How = "rules"   // the feed's VTIMEZONE matched an IANA zone
+	ByCustom   How = "custom"  // the feed's VTIMEZONE, converted to UTC
+	Unresolved How = "unknown" // nothing: read as floating
 )
 
-// zone is a resolved TZID.
-type zone struct {
-	// name is the IANA name, "" for custom rules and unresolved zones.
-	name string
-	loc  *time.Location
+// UTC is the canonical name given to UTC and its aliases.
+const UTC = "UTC"
+
+// Zone is a resolved TZID.
+type Zone struct {
+	// Name is the IANA name, "" for custom rules and unresolved zones.
+	Name string
+	Loc  *time.Location
+	How  How
 	// custom converts wall times when no IANA zone matched the VTIMEZONE.
-	custom *vtimezone
-	how    string
+	custom *Definition
 }
 
 var locations sync.Map // IANA name -> *time.Location
@@ -64,7 +73,7 @@ func canonicalZone(name string) (string, bool) {
 	lower := strings.ToLower(name)
 	switch lower {
 	case "utc", "z", "zulu", "gmt", "etc/utc", "etc/gmt", "etc/uct", "uct", "universal", "etc/universal", "etc/zulu", "gmt0", "etc/gmt0", "greenwich", "etc/greenwich":
-		return zoneUTC, true
+		return UTC, true
 	}
 	if c, ok := zoneAliases[lower]; ok {
 		if _, ok := loadLocation(c); ok {
@@ -84,7 +93,7 @@ func windowsZone(name string) (string, bool) {
 		return "", false
 	}
 	if c == "Etc/UTC" {
-		return zoneUTC, true
+		return UTC, true
 	}
 	return c, true
 }
@@ -115,7 +124,7 @@ var cityZones = sync.OnceValue(func() map[string]string {
 // candidateZones are every canonical IANA zone, the Windows "golden" zones
 // first, in a fixed order: the order in which a VTIMEZONE's rules are tried.
 var candidateZones = sync.OnceValue(func() []string {
-	seen := map[string]bool{zoneUTC: true}
+	seen := map[string]bool{UTC: true}
 	var golden, rest []string
 	for _, c := range windowsZones {
 		if !seen[c] && c != "Etc/UTC" {
@@ -136,18 +145,18 @@ var candidateZones = sync.OnceValue(func() []string {
 
 // directZone resolves a TZID by name alone: an IANA name or alias, a
 // Windows id, or a prefixed IANA name (/mozilla.org/20070129_1/Europe/Berlin).
-func directZone(tzid string) (string, string, bool) {
+func directZone(tzid string) (string, How, bool) {
 	if c, ok := canonicalZone(tzid); ok {
-		return c, zoneByName, true
+		return c, ByName, true
 	}
 	if c, ok := windowsZone(tzid); ok {
-		return c, zoneByWindows, true
+		return c, ByWindows, true
 	}
 	if strings.HasPrefix(tzid, "/") || strings.Count(tzid, "/") >= 2 {
 		parts := strings.Split(strings.Trim(tzid, "/"), "/")
 		for i := 1; i < len(parts); i++ {
-			if c, ok := canonicalZone(strings.Join(parts[i:], "/")); ok && (i < len(parts)-1 || c == zoneUTC) {
-				return c, zoneByPrefix, true
+			if c, ok := canonicalZone(strings.Join(parts[i:], "/")); ok && (i < len(parts)-1 || c == UTC) {
+				return c, ByPrefix, true
 			}
 		}
 	}
@@ -263,10 +272,10 @@ func standardOffset(loc *time.Location) int {
 	return low
 }
 
-// zoneResolver resolves the TZIDs of one feed, once each.
-type zoneResolver struct {
-	defs  map[string]*vtimezone
-	cache map[string]*zone
+// Resolver resolves the TZIDs of one feed, once each.
+type Resolver struct {
+	defs  map[string]*Definition
+	cache map[string]*Zone
 	// years bounds the years in which each TZID is used, for matching a
 	// VTIMEZONE's rules against IANA zones.
 	years map[string][2]int
@@ -280,12 +289,28 @@ type zoneResolver struct {
 // maxRuleMatches bounds the VTIMEZONEs of one feed matched by their rules.
 const maxRuleMatches = 32
 
-func newZoneResolver() *zoneResolver {
-	return &zoneResolver{defs: map[string]*vtimezone{}, cache: map[string]*zone{}, years: map[string][2]int{}}
+// NewResolver returns a resolver for one feed.
+func NewResolver() *Resolver {
+	return &Resolver{defs: map[string]*Definition{}, cache: map[string]*Zone{}, years: map[string][2]int{}}
 }
 
-// useYear records that tzid is used in year.
-func (r *zoneResolver) useYear(tzid string, year int) {
+// Define gives tzid the feed's own rules. The first definition of a TZID
+// wins; Define reports whether this one was taken.
+func (r *Resolver) Define(tzid string, d *Definition) bool {
+	if _, dup := r.defs[tzid]; dup {
+		return false
+	}
+	r.defs[tzid] = d
+	return true
+}
+
+// Prefer tries the IANA zone name first when several share a VTIMEZONE's
+// rules (the feed's and the subscription's zones).
+func (r *Resolver) Prefer(name string) { r.prefer = append(r.prefer, name) }
+
+// UseYear records that tzid is used in year, for matching its VTIMEZONE's
+// rules over the years that matter.
+func (r *Resolver) UseYear(tzid string, year int) {
 	y, ok := r.years[tzid]
 	if !ok {
 		r.years[tzid] = [2]int{year, year}
@@ -294,8 +319,8 @@ func (r *zoneResolver) useYear(tzid string, year int) {
 	r.years[tzid] = [2]int{min(y[0], year), max(y[1], year)}
 }
 
-// resolve returns the zone for a TZID as written in the feed.
-func (r *zoneResolver) resolve(tzid string) *zone {
+// Resolve returns the zone for a TZID as written in the feed.
+func (r *Resolver) Resolve(tzid string) *Zone {
 	if z, ok := r.cache[tzid]; ok {
 		return z
 	}
@@ -304,13 +329,13 @@ func (r *zoneResolver) resolve(tzid string) *zone {
 	return z
 }
 
-func (r *zoneResolver) lookup(tzid string) *zone {
-	named := func(name, how string) *zone {
-		if name == zoneUTC {
-			return &zone{name: zoneUTC, loc: time.UTC, how: how}
+func (r *Resolver) lookup(tzid string) *Zone {
+	named := func(name string, how How) *Zone {
+		if name == UTC {
+			return &Zone{Name: UTC, Loc: time.UTC, How: how}
 		}
 		loc, _ := loadLocation(name)
-		return &zone{name: name, loc: loc, how: how}
+		return &Zone{Name: name, Loc: loc, How: how}
 	}
 	if name, how, ok := directZone(tzid); ok {
 		return named(name, how)
@@ -319,14 +344,14 @@ func (r *zoneResolver) lookup(tzid string) *zone {
 	def := r.defs[tzid]
 	if def == nil {
 		if len(guesses) > 0 {
-			return named(guesses[0], zoneByGuess)
+			return named(guesses[0], ByGuess)
 		}
-		return &zone{how: zoneUnresolved}
+		return &Zone{How: Unresolved}
 	}
 	if r.matched >= maxRuleMatches {
 		// Matching costs milliseconds; a feed with hundreds of custom
 		// zones gets the feed's own rules past the first few.
-		return &zone{custom: def, how: zoneByCustom}
+		return &Zone{custom: def, How: ByCustom}
 	}
 	r.matched++
 	years, ok := r.years[tzid]
@@ -337,7 +362,7 @@ func (r *zoneResolver) lookup(tzid string) *zone {
 	from := time.Date(years[0], 1, 1, 0, 0, 0, 0, time.UTC)
 	to := time.Date(min(years[1], years[0]+40)+1, 1, 1, 0, 0, 0, 0, time.UTC)
 	tried := map[string]bool{}
-	try := func(names []string) *zone {
+	try := func(names []string) *Zone {
 		for _, n := range names {
 			if tried[n] {
 				continue
@@ -345,7 +370,7 @@ func (r *zoneResolver) lookup(tzid string) *zone {
 			tried[n] = true
 			loc, ok := loadLocation(n)
 			if ok && def.matches(loc, from, to) {
-				return named(n, zoneByRules)
+				return named(n, ByRules)
 			}
 		}
 		return nil
@@ -359,16 +384,16 @@ func (r *zoneResolver) lookup(tzid string) *zone {
 	if z := try(candidateZones()); z != nil {
 		return z
 	}
-	return &zone{custom: def, how: zoneByCustom}
+	return &Zone{custom: def, How: ByCustom}
 }
 
-// wallTime places a floating wall-clock time (given as UTC fields) in z.
+// WallTime places a floating wall-clock time (given as UTC fields) in z.
 // ok is false when the zone is unresolved and the caller must treat the
 // time as floating.
-func (z *zone) wallTime(wall time.Time) (time.Time, bool) {
+func (z *Zone) WallTime(wall time.Time) (time.Time, bool) {
 	switch {
-	case z.loc != nil:
-		return time.Date(wall.Year(), wall.Month(), wall.Day(), wall.Hour(), wall.Minute(), wall.Second(), 0, z.loc), true
+	case z.Loc != nil:
+		return time.Date(wall.Year(), wall.Month(), wall.Day(), wall.Hour(), wall.Minute(), wall.Second(), 0, z.Loc), true
 	case z.custom != nil:
 		return z.custom.toUTC(wall), true
 	}

@@ -1,0 +1,87 @@
+package feed
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"slices"
+	"strconv"
+)
+
+// Shown is what Google shows of an event: every field a person sees, in
+// the feed's terms. gcalwriter writes Google's event from it and the
+// content hash is a hash of it, so the two cannot drift apart: a field
+// that changes what Google shows changes the hash, and one that does not
+// (DTSTAMP, SEQUENCE, property order) never does.
+type Shown struct {
+	Summary     string
+	Description string
+	Location    string
+	// URL becomes the event's source link (http and https only).
+	URL   string
+	Start Time
+	End   Time
+	// Status, Transparency and Visibility are in Google's vocabulary.
+	Status       string
+	Transparency string
+	Visibility   string
+	// Recurrence are the rule lines of a series, as Google takes them.
+	Recurrence []string
+}
+
+// Shown is what Google shows of e.
+func (e *Event) Shown() Shown {
+	return Shown{Summary: e.Summary, Description: e.Description, Location: e.Location, URL: e.URL,
+		Start: e.Start, End: e.End, Status: e.Status, Transparency: e.Transparency, Visibility: e.Visibility,
+		Recurrence: e.Recurrence}
+}
+
+// IsRecurring reports whether what is shown is a series.
+func (s Shown) IsRecurring() bool { return len(s.Recurrence) > 0 }
+
+// hashVersion changes whenever what we write to Google changes, so that every
+// mirrored event is rewritten once.
+const hashVersion = "h1"
+
+// ComputeHash returns the content hash of e: a hash of what Google shows of
+// it, and of whether it is an override reaching every later occurrence
+// (RANGE=THISANDFUTURE, which shape turns into a series of its own, so no
+// event written to Google carries it).
+func (e *Event) ComputeHash() string { return e.Shown().hash(e.ThisAndFuture) }
+
+func (s Shown) hash(thisAndFuture bool) string {
+	h := sha256.New()
+	var num [20]byte
+	w := func(s string) {
+		h.Write(strconv.AppendInt(num[:0], int64(len(s)), 10))
+		h.Write([]byte{':'})
+		io.WriteString(h, s)
+	}
+	w(hashVersion)
+	w(s.Summary)
+	w(s.Description)
+	w(s.Location)
+	w(s.URL)
+	for _, t := range [2]Time{s.Start, s.End} {
+		if t.AllDay {
+			w("D" + t.Date())
+		} else {
+			w("T" + strconv.FormatInt(t.T.Unix(), 10) + "@" + t.Zone)
+		}
+	}
+	w(s.Status)
+	w(s.Transparency)
+	w(s.Visibility)
+	if thisAndFuture {
+		w("thisandfuture")
+	}
+	rec := s.Recurrence
+	if !slices.IsSorted(rec) {
+		rec = slices.Sorted(slices.Values(rec))
+	}
+	for _, r := range rec {
+		w(r)
+	}
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(h.Sum(sum[:0])[:16])
+}

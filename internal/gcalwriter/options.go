@@ -1,0 +1,149 @@
+package gcalwriter
+
+import (
+	"log/slog"
+	"math/rand/v2"
+	"time"
+)
+
+// Options configure a Writer. A zero field takes its value from
+// DefaultOptions, the one place the writer's defaults are written (config's
+// defaults come from it too).
+type Options struct {
+	Logger *slog.Logger
+	// Account names the Google account, for logs and AccountMemory.
+	Account string
+	// Memory, when set, persists the throttle window and learned spacing.
+	Memory AccountMemory
+	// Concurrency: requests in flight at once.
+	Concurrency int
+	// Spacing: least time between request starts; MaxSpacing bounds its
+	// adaptive widening.
+	Spacing    time.Duration
+	MaxSpacing time.Duration
+	// MaxAttempts per write and MaxRetryWait, the most a write waits in
+	// backoff; then a rate-limited write is deferred.
+	MaxAttempts  int
+	MaxRetryWait time.Duration
+	// RateWindow and RateWindowCap bound the account's throttle window
+	// after a rate limit spent a write's retries (doubling from one to the
+	// other).
+	// Usage limits always wait at least an hour.
+	RateWindow    time.Duration
+	RateWindowCap time.Duration
+	// RetryBase and RetryCap shape the retry backoff: base·2^(n-1), capped.
+	RetryBase time.Duration
+	RetryCap  time.Duration
+	// BackfillShare of the slots a backfill may hold; BackfillThreshold:
+	// plans with more ops are backfill (negative disables).
+	BackfillShare     float64
+	BackfillThreshold int
+	// RequestTimeout bounds one request.
+	RequestTimeout time.Duration
+	// MaxGenerations bounds how many fresh ids we try when Google refuses
+	// to let us reuse one.
+	MaxGenerations int
+	// Clock is the time package unless a benchmark injects its own.
+	Clock Clock
+	// Observer, when set, is told each write's outcome, each answer from
+	// Google and the pacer's state (metrics).
+	Observer Observer
+	// QuotaUser, set when a service account impersonates a user, charges
+	// the per-user quota to that user instead of the service account.
+	QuotaUser string
+	// Seed makes the retry jitter reproducible; 0 draws a random seed.
+	Seed uint64
+}
+
+// Observer is told what the writer does. Outcomes are ok, deferred,
+// failed, rejected and skipped; classes are the Class values, or "ok".
+type Observer interface {
+	WriteDone(subscription, op, outcome string)
+	Response(account, class string)
+	Retry(account string)
+	Pacing(account string, spacing time.Duration, throttleUntil time.Time)
+}
+
+type noObserver struct{}
+
+func (noObserver) WriteDone(string, string, string)        {}
+func (noObserver) Response(string, string)                 {}
+func (noObserver) Retry(string)                            {}
+func (noObserver) Pacing(string, time.Duration, time.Time) {}
+
+// DefaultOptions are the writer's defaults (DESIGN.md §2): config's
+// writer block defaults to them, and every zero Options field takes its
+// value from them.
+func DefaultOptions() Options {
+	return Options{
+		Concurrency:       2,
+		Spacing:           250 * time.Millisecond,
+		MaxSpacing:        5 * time.Second,
+		MaxAttempts:       5,
+		MaxRetryWait:      15 * time.Second,
+		RateWindow:        DefaultRateWindow,
+		RateWindowCap:     DefaultRateWindowCap,
+		RetryBase:         time.Second,
+		RetryCap:          32 * time.Second,
+		BackfillShare:     0.75,
+		BackfillThreshold: 50,
+		RequestTimeout:    30 * time.Second,
+		MaxGenerations:    5,
+	}
+}
+
+func (o Options) withDefaults() Options {
+	d := DefaultOptions()
+	if o.Observer == nil {
+		o.Observer = noObserver{}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Concurrency < 1 {
+		o.Concurrency = d.Concurrency
+	}
+	if o.Spacing <= 0 {
+		o.Spacing = d.Spacing
+	}
+	if o.MaxSpacing < o.Spacing {
+		o.MaxSpacing = max(o.Spacing, d.MaxSpacing)
+	}
+	if o.MaxAttempts < 1 {
+		o.MaxAttempts = d.MaxAttempts
+	}
+	if o.MaxRetryWait <= 0 {
+		o.MaxRetryWait = d.MaxRetryWait
+	}
+	if o.RateWindow <= 0 {
+		o.RateWindow = d.RateWindow
+	}
+	if o.RateWindowCap < o.RateWindow {
+		o.RateWindowCap = max(o.RateWindow, d.RateWindowCap)
+	}
+	if o.RetryBase <= 0 {
+		o.RetryBase = d.RetryBase
+	}
+	if o.RetryCap < o.RetryBase {
+		o.RetryCap = max(o.RetryBase, d.RetryCap)
+	}
+	if o.BackfillShare <= 0 || o.BackfillShare > 1 {
+		o.BackfillShare = d.BackfillShare
+	}
+	if o.BackfillThreshold == 0 {
+		o.BackfillThreshold = d.BackfillThreshold
+	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = d.RequestTimeout
+	}
+	if o.MaxGenerations <= 0 {
+		o.MaxGenerations = d.MaxGenerations
+	}
+	if o.Clock == nil {
+		o.Clock = systemClock{}
+	}
+	if o.Seed == 0 {
+		o.Seed = rand.Uint64()
+	}
+	return o
+}

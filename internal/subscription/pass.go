@@ -1,0 +1,452 @@
+package subscription
+
+// One sync of one subscription is a pass: a value handed forward through
+// the stages below, each a function from the pass to the pass, read top to
+// bottom. A stage fills in its own part and reads only what the stages
+// before it wrote; a stage that ends the pass says so with its outcome
+// (stop), and settle turns whatever was reached into the run's record and
+// the subscription's next state. No stage but begin reads the store, and
+// none but settle changes the subscription's state.
+//
+//	begin      the run's record, the state it starts from, the mappings
+//	           and rejections (read once)
+//	fetch      conditional GET; not modified ⇒ settle
+//	parse      ICS ⇒ normalised events
+//	account    the account's writer
+//	reconcile  when due: repair drift between Google and the mappings
+//	shape      the feed as Google holds it (pure)
+//	plan       desired vs mapped ⇒ creates, updates, deletes (pure)
+//	guard      the mass-delete guard (pure)
+//	apply      paced writes, each persisted as Google accepts it
+//	settle     outcome ⇒ state machine, run record, validators, one log line
+//
+// When Google refuses a series, apply hands the pass back for a second
+// round of shape → plan → guard → apply, in which the refusal (now a
+// rejection) makes shape write the series as single events, so nothing is
+// lost until the next run. See docs/architecture.md for the slots the next
+// stages take (render, dry-run, cost limits, alerts).
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	calsyncd "github.com/calsyncd/calsyncd"
+	"github.com/calsyncd/calsyncd/internal/config"
+	"github.com/calsyncd/calsyncd/internal/diff"
+	"github.com/calsyncd/calsyncd/internal/feed"
+	"github.com/calsyncd/calsyncd/internal/fetch"
+	"github.com/calsyncd/calsyncd/internal/mapping"
+)
+
+// pass is one sync as it moves through the stages.
+type pass struct {
+	// begin
+	sub   config.Subscription
+	cfg   *config.Config
+	opts  Options
+	log   *slog.Logger
+	run   calsyncd.Run               // its id and start
+	found calsyncd.SubscriptionState // the state the run starts from
+	known known
+	// firstSync: nothing mapped yet, so the writes are a backfill.
+	firstSync    bool
+	reconcileDue bool
+
+	// fetch
+	resp *fetch.Response
+	// comeBack is when the feed server asked us to fetch again.
+	comeBack time.Time
+	// parse
+	now time.Time // the time the feed is read at
+	cal *feed.Calendar
+	// account
+	writer Writer
+	// reconcile
+	repaired *repaired
+
+	// shape, plan, guard and apply run once, twice when Google refused a
+	// series in the first round.
+	round   int
+	shaped  diff.Shaped
+	plan    diff.Plan
+	mapped  int            // mappings within the window the plan was made against
+	churn   *diff.UIDChurn // the first round's
+	verdict diff.Verdict   // the guard's, for the whole run
+	planned PlanCounts     // every round's plan, as guarded
+	applied calsyncd.WriteResult
+	refused int // series Google refused, shaped again in the second round
+
+	// end is set by the stage that ended the pass early.
+	end *ending
+}
+
+// ending is how a pass ended: its outcome, the error when there was one,
+// and whether the feed's validators may be kept (nothing was left behind).
+type ending struct {
+	outcome calsyncd.Outcome
+	err     error
+	keep    bool
+	// waitUntil is set when the pass did not fetch because the feed server
+	// asked us to wait.
+	waitUntil time.Time
+}
+
+// repaired is what reconcile found and did.
+type repaired struct {
+	at                                    time.Time
+	adopted, refreshed, duplicates, swept int
+	// skipped is why Google could not be listed (the sync goes on).
+	skipped error
+}
+
+func (p pass) stop(outcome calsyncd.Outcome, err error) pass {
+	p.end = &ending{outcome: outcome, err: err}
+	return p
+}
+
+func (p pass) over() bool { return p.end != nil }
+
+// sync is the pass, stage by stage.
+func (r *Runner) sync(ctx context.Context, sub config.Subscription, opts Options) (Report, error) {
+	p, err := r.begin(ctx, sub, opts)
+	if err != nil {
+		return Report{Subscription: sub.ID}, err
+	}
+	return r.settle(ctx, r.run(ctx, p))
+}
+
+// run takes a begun pass as far as it goes.
+func (r *Runner) run(ctx context.Context, p pass) pass {
+	if p.over() {
+		return p
+	}
+	if p = r.fetch(ctx, p); p.over() {
+		return p
+	}
+	if p = r.parse(p); p.over() {
+		return p
+	}
+	if p = r.account(p); p.over() {
+		return p
+	}
+	if p.reconcileDue {
+		if p = r.reconcile(ctx, p); p.over() {
+			return p
+		}
+	}
+	if p = r.migrate(ctx, p); p.over() {
+		return p
+	}
+	for p.round = 1; ; p.round++ {
+		p = plan(shape(p))
+		p = guard(p)
+		if p = r.apply(ctx, p); p.over() || p.refused == 0 || p.round > 1 {
+			return p
+		}
+	}
+}
+
+// begin records the run's start and reads what the run starts from: the
+// subscription's state, its mappings and its rejections, once.
+func (r *Runner) begin(ctx context.Context, sub config.Subscription, opts Options) (pass, error) {
+	st, err := r.Store.EnsureSubscription(ctx, sub.ID, sub.Calendar, sub.AccountName())
+	if err != nil {
+		return pass{}, err
+	}
+	p := pass{sub: sub, cfg: r.config(), opts: opts, found: st,
+		log: r.log().With("subscription", sub.ID, "feed", config.RedactURL(sub.URL)),
+		run: calsyncd.Run{SubscriptionID: sub.ID, StartedAt: r.now()}}
+	if p.run.ID, err = r.Store.StartRun(ctx, sub.ID, p.run.StartedAt); err != nil {
+		return pass{}, err
+	}
+	if opts.Started != nil {
+		opts.Started(p.run.ID)
+	}
+	if p.known.mappings, err = r.Store.Mappings(ctx, sub.ID); err != nil {
+		return p.stop(calsyncd.OutcomeFailed, err), nil
+	}
+	if p.known.rejections, err = r.Store.Rejections(ctx, sub.ID); err != nil {
+		return p.stop(calsyncd.OutcomeFailed, err), nil
+	}
+	// A subscription's first sync is a backfill: it must not starve the
+	// small changes of the account's other subscriptions. It is also a
+	// reconcile, in case Google holds our events from a lost database.
+	p.firstSync = len(p.known.mappings) == 0
+	every := p.cfg.Sync.ReconcileInterval.D()
+	p.reconcileDue = opts.Reconcile || p.firstSync || (every > 0 && r.now().Sub(st.LastReconcileAt) >= every)
+	return p, nil
+}
+
+// fetch gets the feed, conditionally: a feed unchanged since the last
+// complete run ends the pass with nothing to do.
+func (r *Runner) fetch(ctx context.Context, p pass) pass {
+	req := fetch.Request{URL: p.sub.URL, Headers: p.sub.Headers}
+	if a := p.sub.BasicAuth; a != nil {
+		req.BasicAuth = &fetch.BasicAuth{Username: a.Username, Password: a.Password}
+	}
+	// After a failure, fetch in full: a clean run must prove the whole
+	// pipeline works again. A reconcile needs the feed's events too.
+	if p.found.ConsecutiveErrors == 0 && !p.reconcileDue {
+		req.ETag, req.LastModified = p.found.ETag, p.found.LastModified
+	}
+	if p.opts.Scheduled && r.now().Before(p.found.FetchNotBefore) {
+		p = p.stop(calsyncd.OutcomeDeferred, nil)
+		p.end.waitUntil = p.found.FetchNotBefore
+		return p
+	}
+	resp, err := r.Fetcher.Fetch(ctx, req)
+	if err != nil {
+		r.observeFetch(p.sub.ID, "error")
+		var ferr *fetch.Error
+		if errors.As(err, &ferr) && ferr.RetryAfter > 0 {
+			p.comeBack = r.now().Add(min(ferr.RetryAfter, 24*time.Hour))
+		}
+		// A feed server that rate-limits us is not broken: come back later.
+		if ferr != nil && ferr.StatusCode == 429 {
+			return p.stop(calsyncd.OutcomeDeferred, err)
+		}
+		return p.stop(calsyncd.OutcomeFailed, err)
+	}
+	p.resp = resp
+	unchanged := resp.NotModified || (resp.BodyHash != "" && resp.BodyHash == p.found.BodyHash && p.found.ConsecutiveErrors == 0)
+	if unchanged && !p.reconcileDue {
+		r.observeFetch(p.sub.ID, "not_modified")
+		return p.stop(calsyncd.OutcomeNotModified, nil)
+	}
+	return p
+}
+
+// parse reads the feed's events within the window.
+func (r *Runner) parse(p pass) pass {
+	win := p.cfg.EffectiveWindow(p.sub)
+	p.now = r.now()
+	cal, err := feed.ParseBytes(p.resp.Body, feed.Options{DefaultZone: p.cfg.EffectiveTimeZone(p.sub), Identity: feed.Identity(p.sub.Identity),
+		WindowPast: win.Past.D(), WindowFuture: win.Future.D(), Now: p.now})
+	if err != nil {
+		// An HTML login page or a truncated body is a failed fetch too.
+		r.observeFetch(p.sub.ID, "error")
+		return p.stop(calsyncd.OutcomeFailed, err)
+	}
+	r.observeFetch(p.sub.ID, "ok")
+	for _, w := range cal.Warnings {
+		p.log.Debug("feed warning", "event", w.UID, "warning", w.Message)
+	}
+	p.cal = cal
+	return p
+}
+
+// account gets the writer of the subscription's Google account; a broken
+// account fails this subscription alone.
+func (r *Runner) account(p pass) pass {
+	w, err := r.Writer(p.sub.AccountName())
+	if err != nil {
+		return p.stop(calsyncd.OutcomeFailed, err)
+	}
+	p.writer = w
+	return p
+}
+
+// reconcile repairs drift between Google and our mappings before
+// planning: owned events we have no mapping for are adopted (a lost
+// database), mapped events deleted by hand are refreshed so the plan
+// restores them, and duplicate copies are deleted. A failure to list is not
+// fatal: the sync goes on without repairs.
+func (r *Runner) reconcile(ctx context.Context, p pass) pass {
+	owned, err := p.writer.ListOwned(ctx, p.sub.Calendar, p.sub.ID)
+	if err != nil {
+		p.repaired = &repaired{skipped: err}
+		return p
+	}
+	repair := diff.Reconcile(p.sub.ID, p.known.mappings, owned)
+	p.repaired = &repaired{at: r.now(), adopted: len(repair.Adopt), refreshed: len(repair.Refresh), duplicates: len(repair.Duplicates)}
+	persistCtx := context.WithoutCancel(ctx)
+	for _, m := range append(repair.Adopt, repair.Refresh...) {
+		if err := r.Store.PutMapping(persistCtx, p.sub.ID, m); err != nil {
+			return p.stop(calsyncd.OutcomeFailed, err)
+		}
+		p.known = p.known.put(m)
+	}
+	if len(repair.Duplicates) > 0 {
+		// The sweep records nothing (duplicateSweeper), and what it reports
+		// it deleted are copies: the mappings stay as they are.
+		res := p.writer.Apply(ctx, diff.Batch{SubscriptionID: p.sub.ID, CalendarID: p.sub.Calendar, Ops: repair.Duplicates}, duplicateSweeper{})
+		p.repaired.swept = res.Deleted
+	}
+	return p
+}
+
+// migrate moves the mappings of overrides written as events of their own
+// (as calsyncd did before it wrote them as exceptions of their series:
+// their id is our deterministic one, never Google's instance id) to a
+// standalone key. The plan then deletes that event and writes the
+// exception in its series.
+func (r *Runner) migrate(ctx context.Context, p pass) pass {
+	var moves []diff.Rekey
+	for _, m := range p.known.mappings {
+		if m.Key.Kind() == calsyncd.Instance && m.EventID == mapping.EventID(p.sub.ID, m.Key, m.Generation) {
+			moves = append(moves, diff.Rekey{From: m, To: calsyncd.StandaloneKey(m.Key.UID, m.Key.Start())})
+		}
+	}
+	if err := r.rekey(ctx, p.sub.ID, moves); err != nil {
+		return p.stop(calsyncd.OutcomeFailed, err)
+	}
+	p.known = p.known.rekeyed(moves)
+	return p
+}
+
+// shape turns the feed's events into Google's shape: overrides as
+// exceptions of their series, series split at THISANDFUTURE, and series
+// Google cannot hold (or refused) as single events within the window
+// (bounded by a year each way when the window is open).
+func shape(p pass) pass {
+	win := p.cfg.EffectiveWindow(p.sub)
+	opts := diff.ShapeOptions{From: p.now.Add(-expansionReach), To: p.now.Add(expansionReach),
+		Unsupported: p.writer.Unsupported, Rejected: p.known.rejections}
+	if win.Past > 0 {
+		opts.From = p.now.Add(-win.Past.D())
+	}
+	if win.Future > 0 {
+		opts.To = p.now.Add(win.Future.D())
+	}
+	p.shaped = diff.Shape(p.cal.Events, opts)
+	return p
+}
+
+// plan compares the shaped feed with what we mapped. Only the window is
+// mirrored: events that aged out of it stay in Google as they are, whether
+// they are still in the feed or not. The first round also looks for a feed
+// that mints new UIDs on every fetch.
+func plan(p pass) pass {
+	win := p.cfg.EffectiveWindow(p.sub)
+	inWindow := withinWindow(p.known.mappings, p.cal.Outside, p.now.Add(-win.Past.D()), win.Past > 0)
+	p.plan = diff.Compute(p.shaped.Events, inWindow, p.known.rejections)
+	p.mapped = len(inWindow)
+	if p.round == 1 {
+		churn := diff.DetectUnstableUIDs(p.shaped.Events, inWindow)
+		p.churn = &churn
+	}
+	return p
+}
+
+// guard holds deletes that look like a broken feed rather than a change
+// (see diff.Guard); a second round follows the first round's verdict.
+func guard(p pass) pass {
+	if p.round == 1 {
+		g := p.cfg.Sync.DeleteGuard
+		p.plan, p.verdict = diff.Guard(p.plan, diff.GuardInput{Events: len(p.shaped.Events), Mapped: p.mapped,
+			Runs: p.found.GuardRuns, Allow: p.opts.AllowDeletes,
+			Policy: diff.DeletePolicy{MinDeletes: g.MinDeletes, MaxFraction: g.MaxFraction, ConfirmRuns: g.ConfirmRuns}})
+		p.planned.Unchanged = p.plan.Unchanged
+	} else {
+		p.plan, p.verdict = p.verdict.Follow(p.plan)
+	}
+	p.planned.Creates += len(p.plan.Creates)
+	p.planned.Updates += len(p.plan.Updates)
+	p.planned.Deletes += len(p.plan.Deletes)
+	p.planned.HeldDeletes = p.verdict.Held
+	return p
+}
+
+// apply writes the plan: first the mappings that only move to a new key
+// (no write), then the paced writes, each persisted the moment Google
+// accepts it. When Google refused a series the pass goes round again; after
+// the last round, what Google no longer holds is forgotten.
+func (r *Runner) apply(ctx context.Context, p pass) pass {
+	if err := r.rekey(ctx, p.sub.ID, p.plan.Rekeys); err != nil {
+		return p.stop(calsyncd.OutcomeFailed, err)
+	}
+	p.known = p.known.rekeyed(p.plan.Rekeys)
+	res := p.writer.Apply(ctx, diff.Batch{SubscriptionID: p.sub.ID, CalendarID: p.sub.Calendar, Ops: p.plan.Ops(),
+		Drain: p.opts.Drain, Backfill: p.firstSync}, &persister{store: r.Store, sub: p.sub.ID})
+	p.known = p.known.recorded(res)
+	if p.round == 1 && len(res.RefusedSeries) > 0 && res.Err == nil {
+		// Google refused series as they stand: the next round writes them
+		// as single events, in this run rather than the next.
+		p.refused = len(res.RefusedSeries)
+		p.applied = res.Reshaped()
+		return p
+	}
+	p.applied = p.applied.Add(res)
+	if err := r.forgetLeftBehind(ctx, &p); err != nil {
+		return p.stop(calsyncd.OutcomeFailed, err)
+	}
+	if err := r.forgetRejections(ctx, &p); err != nil {
+		return p.stop(calsyncd.OutcomeFailed, err)
+	}
+	return p
+}
+
+// forgetLeftBehind drops the mappings of the exceptions of series that
+// were written under a new id: the exceptions stayed with the old event,
+// and the next run writes them again.
+func (r *Runner) forgetLeftBehind(ctx context.Context, p *pass) error {
+	if len(p.applied.RecreatedSeries) == 0 {
+		return nil
+	}
+	gone := map[calsyncd.Key]bool{}
+	for _, k := range p.applied.RecreatedSeries {
+		gone[k] = true
+	}
+	var left []calsyncd.Key
+	for _, m := range p.known.mappings {
+		if parent, ok := m.Key.Parent(); ok && gone[parent] {
+			if err := r.Store.DeleteMapping(context.WithoutCancel(ctx), p.sub.ID, m.Key); err != nil {
+				return err
+			}
+			left = append(left, m.Key)
+		}
+	}
+	p.known = p.known.drop(left...)
+	return nil
+}
+
+// forgetRejections drops the rejections of events that left the feed.
+func (r *Runner) forgetRejections(ctx context.Context, p *pass) error {
+	inFeed := make(map[calsyncd.Key]bool, len(p.cal.Events)+len(p.shaped.Events))
+	for i := range p.cal.Events {
+		inFeed[p.cal.Events[i].Key()] = true
+	}
+	for i := range p.shaped.Events {
+		inFeed[p.shaped.Events[i].Key()] = true
+	}
+	var gone []calsyncd.Key
+	for _, rj := range p.known.rejections {
+		if !inFeed[rj.Key] {
+			if err := r.Store.DeleteRejection(context.WithoutCancel(ctx), p.sub.ID, rj.Key); err != nil {
+				return err
+			}
+			gone = append(gone, rj.Key)
+		}
+	}
+	p.known = p.known.unreject(gone...)
+	return nil
+}
+
+// settle turns the pass into the run's record and the subscription's next
+// state, saves both (even when the caller's context is cancelled: what
+// happened must not be lost), tells the Observer and logs the run's line.
+func (r *Runner) settle(ctx context.Context, p pass) (Report, error) {
+	e := p.ending()
+	run := p.record(e)
+	run.FinishedAt = r.now()
+	next := p.nextState(e)
+	tr := Apply(&next, e.outcome, p.cfg.Sync.ErrorThreshold)
+	rep := Report{Subscription: p.sub.ID, Run: run, State: next.State, Transition: tr, Plan: p.planned, Err: e.err}
+	if p.cal != nil {
+		rep.Warnings = p.cal.Warnings
+	}
+	recordCtx := context.WithoutCancel(ctx)
+	if err := r.Store.FinishRun(recordCtx, run); err != nil {
+		return rep, err
+	}
+	if err := r.Store.SaveSubscription(recordCtx, next); err != nil {
+		return rep, err
+	}
+	if r.Observer != nil {
+		r.Observer.RunFinished(p.sub.ID, run.Outcome, next.State, run.FinishedAt.Sub(run.StartedAt))
+	}
+	p.logRun(rep, e)
+	return rep, nil
+}

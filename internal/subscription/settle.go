@@ -1,0 +1,201 @@
+package subscription
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	calsyncd "github.com/calsyncd/calsyncd"
+	"github.com/calsyncd/calsyncd/internal/diff"
+	"github.com/calsyncd/calsyncd/internal/feed"
+)
+
+// ending is how the pass ended: the stage that stopped it said so, or the
+// writes did.
+func (p pass) ending() ending {
+	if p.end != nil {
+		return *p.end
+	}
+	res := p.applied
+	// A series written under a new id needs its exceptions again: the
+	// next run must plan, not find the feed unchanged.
+	clean := res.Deferred == 0 && res.Failed == 0 && res.Skipped == 0 && p.verdict.Held == 0 && len(res.RecreatedSeries) == 0
+	switch {
+	case res.Err != nil:
+		return ending{outcome: calsyncd.OutcomeFailed, err: res.Err}
+	case res.Failed > 0 && res.Writes() == 0 && res.Deferred == 0:
+		return ending{outcome: calsyncd.OutcomeFailed, err: fmt.Errorf("subscription: %d writes failed with transient Google errors", res.Failed)}
+	case res.Skipped > 0:
+		// Interrupted by shutdown: the rest is picked up by the next run.
+		return ending{outcome: calsyncd.OutcomeDeferred}
+	case res.Failed > 0 || res.Rejected > 0:
+		return ending{outcome: calsyncd.OutcomePartial, keep: clean}
+	case res.Deferred > 0:
+		return ending{outcome: calsyncd.OutcomeDeferred}
+	}
+	return ending{outcome: calsyncd.OutcomeOK, keep: clean}
+}
+
+// record is the run as the store keeps it.
+func (p pass) record(e ending) calsyncd.Run {
+	run := p.run
+	run.Outcome = e.outcome
+	res := p.applied
+	run.Created, run.Updated, run.Deleted = res.Created, res.Updated, res.Deleted
+	run.Deferred, run.Failed, run.Rejected = res.Deferred, res.Failed, res.Rejected
+	run.Unchanged, run.HeldDeletes = p.planned.Unchanged, p.verdict.Held
+	if e.err != nil {
+		run.ErrorClass, run.Error = calsyncd.ClassOf(e.err), e.err.Error()
+	}
+	return run
+}
+
+// nextState is the subscription's state after the pass, before the state
+// machine has its say: what each stage learnt, folded into the state the
+// run started from.
+func (p pass) nextState(e ending) calsyncd.SubscriptionState {
+	st := p.found
+	if !p.comeBack.IsZero() {
+		st.FetchNotBefore = p.comeBack
+	}
+	switch {
+	case e.err != nil:
+		st.LastErrorClass, st.LastError = calsyncd.ClassOf(e.err), e.err.Error()
+	case e.outcome != calsyncd.OutcomeDeferred:
+		st.LastErrorClass, st.LastError = "", ""
+	}
+	if e.keep && p.resp != nil {
+		st.ETag, st.LastModified, st.BodyHash = p.resp.ETag, p.resp.LastModified, p.resp.BodyHash
+	}
+	switch {
+	case e.outcome == calsyncd.OutcomeNotModified:
+		// The feed is the version of the last complete run: any mass
+		// delete the guard was counting is off.
+		st.GuardRuns, st.HeldDeletes = 0, 0
+	case p.round > 0:
+		st.GuardRuns, st.HeldDeletes = p.verdict.Runs, p.verdict.Held
+	}
+	if p.repaired != nil && p.repaired.skipped == nil {
+		st.LastReconcileAt = p.repaired.at
+	}
+	if p.churn != nil {
+		st.Notes = withoutNote(st.Notes, unstableNote)
+		if p.unstable() {
+			st.Notes = append(st.Notes, unstableNote)
+		}
+	}
+	if p.round > 0 {
+		st.Notes = withoutNotePrefix(st.Notes, diff.ExpansionNotePrefix)
+		if note := diff.ExpansionNote(p.shaped.Expanded); note != "" {
+			st.Notes = append(st.Notes, note)
+		}
+	}
+	return st
+}
+
+// unstable: the feed mints new UIDs on every fetch, and the subscription
+// does not use content identity. Naive mirrors delete and recreate
+// everything for such feeds; the plan instead moves each mapping to its
+// event's new UID, without a single write. Content identity avoids even
+// that.
+func (p pass) unstable() bool {
+	return p.churn != nil && p.churn.Unstable && p.sub.Identity != string(feed.IdentityContent)
+}
+
+// unstableNote is shown on a subscription whose feed changes its UIDs.
+const unstableNote = "the feed mints new UIDs on every fetch (most events came back under new UIDs with unchanged content): set identity: content for this subscription; meanwhile its mappings are re-keyed each run, without writes"
+
+// logRun writes the run's one line: its counts and outcome, the state, and
+// whatever the stages found worth an operator's eye.
+func (p pass) logRun(rep Report, e ending) {
+	run := rep.Run
+	attrs := []any{
+		"outcome", run.Outcome, "created", run.Created, "updated", run.Updated, "deleted", run.Deleted,
+		"unchanged", run.Unchanged, "deferred", run.Deferred, "failed", run.Failed, "rejected", run.Rejected,
+		"held_deletes", run.HeldDeletes, "state", rep.State, "consecutive_errors", rep.Transition.ConsecutiveErrors,
+		"duration", run.FinishedAt.Sub(run.StartedAt).Round(time.Millisecond).String(),
+	}
+	notable, more := p.findings(rep, e)
+	attrs = append(attrs, more...)
+	if run.ErrorClass != "" {
+		attrs = append(attrs, "class", run.ErrorClass, "error", run.Error)
+	}
+	msg, level := "sync finished", slog.LevelInfo
+	switch {
+	case run.Outcome == calsyncd.OutcomeDeferred:
+		msg, level = fmt.Sprintf("sync deferred %d writes", run.Deferred), slog.LevelWarn
+	case run.Outcome == calsyncd.OutcomeFailed:
+		msg, level = "sync failed", slog.LevelError
+	case run.Outcome == calsyncd.OutcomePartial || notable:
+		level = slog.LevelWarn
+	}
+	p.log.Log(context.Background(), level, msg, attrs...)
+}
+
+// findings are the run line's attributes beyond the counts, and whether
+// any of them deserves a warning.
+func (p pass) findings(rep Report, e ending) (bool, []any) {
+	var attrs []any
+	notable := false
+	add := func(warn bool, kv ...any) {
+		notable = notable || warn
+		attrs = append(attrs, kv...)
+	}
+	if tr := rep.Transition; tr.Changed {
+		add(true, "state_changed_from", tr.From)
+	}
+	if !e.waitUntil.IsZero() {
+		add(false, "fetch_not_before", e.waitUntil.Format(time.RFC3339), "reason", "the feed server asked us to wait")
+	}
+	if p.cal != nil && len(p.cal.Warnings) > 0 {
+		add(true, "feed_warnings", len(p.cal.Warnings), "first_warning", p.cal.Warnings[0].String())
+	}
+	if rp := p.repaired; rp != nil && rp.skipped != nil {
+		add(true, "reconcile_skipped", rp.skipped.Error(), "reconcile_class", calsyncd.ClassOf(rp.skipped))
+	} else if rp != nil && rp.adopted+rp.refreshed+rp.duplicates > 0 {
+		add(true, "reconciled_adopted", rp.adopted, "reconciled_restoring", rp.refreshed,
+			"reconciled_duplicates", rp.duplicates, "duplicates_deleted", rp.swept)
+	}
+	if p.unstable() {
+		add(true, "unstable_uids", true, "new_uids", p.churn.New, "same_content", p.churn.Twins, "rekeyed", len(p.plan.Rekeys),
+			"hint", "the feed mints new UIDs on every fetch; set identity: content for this subscription")
+	}
+	if v := p.verdict; v.Held > 0 {
+		add(true, "guard_runs", v.Runs, "releases_after", p.cfg.Sync.DeleteGuard.ConfirmRuns, "mapped", p.mapped,
+			"hint", "run `calsyncd sync --allow-deletes "+p.sub.ID+"` if the feed really lost these events")
+	} else if v.Released > 0 {
+		add(true, "mass_delete_released", v.Released, "allowed_by_operator", v.Allowed)
+	}
+	if p.refused > 0 {
+		add(true, "refused_series", p.refused)
+	}
+	if n := len(p.shaped.Expanded); n > 0 {
+		add(true, "series_as_single_events", n)
+	}
+	if p.applied.Skipped > 0 {
+		add(false, "skipped", p.applied.Skipped, "reason", "interrupted; the remaining writes are left for the next run")
+	}
+	return notable, attrs
+}
+
+func withoutNotePrefix(notes []string, prefix string) []string {
+	out := notes[:0:0]
+	for _, n := range notes {
+		if !strings.HasPrefix(n, prefix) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func withoutNote(notes []string, note string) []string {
+	out := notes[:0:0]
+	for _, n := range notes {
+		if n != note {
+			out = append(out, n)
+		}
+	}
+	return out
+}

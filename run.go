@@ -1,0 +1,44 @@
+package calsyncd
+
+import "time"
+
+// Outcome is how a run ended.
+type Outcome string
+
+// Run outcomes.
+const (
+	// OutcomeRunning: the run has started and not yet finished.
+	OutcomeRunning Outcome = "running"
+	// OutcomeOK: everything the feed asked for is in Google.
+	OutcomeOK Outcome = "ok"
+	// OutcomeNotModified: the feed is as it was after the last complete
+	// run; nothing to write.
+	OutcomeNotModified Outcome = "not_modified"
+	// OutcomeDeferred: Google (or the feed server) asked us to wait, or
+	// shutdown interrupted the run; the next run picks up the rest. It is
+	// no failure.
+	OutcomeDeferred Outcome = "deferred"
+	// OutcomePartial: some events failed or were rejected; the rest are in.
+	OutcomePartial Outcome = "partial"
+	// OutcomeFailed: the run could not do its work; it counts toward ERROR.
+	OutcomeFailed Outcome = "failed"
+)
+
+// Run is one sync of one subscription.
+type Run struct {
+	ID             int64
+	SubscriptionID string
+	StartedAt      time.Time
+	FinishedAt     time.Time
+	Outcome        Outcome
+	Created        int
+	Updated        int
+	Deleted        int
+	Unchanged      int
+	Deferred       int
+	Failed         int
+	Rejected       int
+	HeldDeletes    int
+	ErrorClass     ErrorClass
+	Error          string
+}

@@ -1,0 +1,43 @@
+package calsyncd
+
+import "time"
+
+// State is where a subscription stands in its state machine.
+type State string
+
+// Subscription states: ACTIVE until error_threshold runs in a row fail,
+// then ERROR until the next clean run.
+const (
+	StateActive State = "ACTIVE"
+	StateError  State = "ERROR"
+)
+
+// SubscriptionState is what the daemon remembers about one subscription
+// between runs.
+type SubscriptionState struct {
+	ID                string
+	Calendar          string
+	Account           string
+	State             State
+	ConsecutiveErrors int
+	LastErrorClass    ErrorClass
+	LastError         string
+	// Feed validators, stored only after a run that left nothing behind.
+	ETag         string
+	LastModified string
+	BodyHash     string
+	// FetchNotBefore is when the feed server asked us to come back
+	// (Retry-After on a 429 or 503).
+	FetchNotBefore time.Time
+	// GuardRuns counts consecutive runs whose deletes the mass-delete guard
+	// held; HeldDeletes is how many it held last time.
+	GuardRuns       int
+	HeldDeletes     int
+	LastReconcileAt time.Time
+	NextRunAt       time.Time
+	// Notes are standing remarks shown in status (e.g. "2 recurring events
+	// expanded into single events").
+	Notes     []string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
