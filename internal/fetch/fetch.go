@@ -103,9 +103,6 @@ func (e *Error) ErrorClass() calsyncd.ErrorClass {
 // Transient reports whether a later fetch may well succeed.
 func (e *Error) Transient() bool { return e.Kind == Unreachable || e.Kind == Unavailable }
 
-// maxRedirects is how many redirects a fetch follows.
-const maxRedirects = 5
-
 // Fetcher fetches feeds over http(s), webcal (as https) and file URLs.
 type Fetcher struct {
 	Client  *http.Client
@@ -130,14 +127,9 @@ func NewFetcher(connectTimeout, timeout time.Duration, maxSize int64, accept fun
 	}
 	return &Fetcher{
 		Client: &http.Client{
-			Transport: tr,
-			Timeout:   timeout,
-			CheckRedirect: func(req *http.Request, via []*http.Request) error {
-				if len(via) > maxRedirects {
-					return fmt.Errorf("stopped after %d redirects", maxRedirects)
-				}
-				return nil
-			},
+			Transport:     tr,
+			Timeout:       timeout,
+			CheckRedirect: checkRedirect,
 		},
 		MaxSize: maxSize,
 		Accept:  accept,
@@ -166,8 +158,7 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 	if err != nil {
 		return nil, &Error{Kind: Rejected, Msg: "invalid feed URL"}
 	}
-	hreq.Header.Set("User-Agent", "calsyncd/"+Version)
-	hreq.Header.Set("Accept", "text/calendar, */*;q=0.5")
+	setOwnHeaders(hreq.Header)
 	for k, v := range req.Headers {
 		hreq.Header.Set(k, v)
 	}
@@ -180,8 +171,12 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 	if req.LastModified != "" {
 		hreq.Header.Set("If-Modified-Since", req.LastModified)
 	}
-	resp, err := f.Client.Do(hreq)
+	resp, err := f.client().Do(hreq)
 	if err != nil {
+		var down *downgradeError
+		if errors.As(err, &down) {
+			return nil, &Error{Kind: Rejected, Msg: down.Error()}
+		}
 		msg := "cannot reach the feed server"
 		if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
 			msg = "the feed server did not answer in time"
