@@ -16,7 +16,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -112,6 +111,9 @@ type Fetcher struct {
 	// then fails with an Error of kind Invalid wrapping its error, and the
 	// caller never stores the validators of a login page.
 	Accept func(body []byte) error
+	// Timeout bounds reading a file:// feed, as Client.Timeout bounds an
+	// HTTP fetch (0: only the context does).
+	Timeout time.Duration
 }
 
 // NewFetcher returns a Fetcher with explicit timeouts, a size cap and the
@@ -133,6 +135,7 @@ func NewFetcher(connectTimeout, timeout time.Duration, maxSize int64, accept fun
 		},
 		MaxSize: maxSize,
 		Accept:  accept,
+		Timeout: timeout,
 	}
 }
 
@@ -145,7 +148,7 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 	}
 	switch strings.ToLower(u.Scheme) {
 	case "file":
-		return f.fetchFile(u.Path)
+		return f.fetchFile(ctx, u.Path)
 	case "webcal":
 		u.Scheme = "https"
 	case "webcals":
@@ -248,25 +251,6 @@ func (f *Fetcher) accept(body []byte) error {
 	return nil
 }
 
-func (f *Fetcher) fetchFile(path string) (*Response, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, &Error{Kind: Unreachable, Msg: "cannot open the feed file", Err: errors.Unwrap(err)}
-	}
-	defer fh.Close()
-	if st, err := fh.Stat(); err == nil && st.Size() > f.limit() {
-		return nil, tooLarge(f.limit())
-	}
-	body, err := f.readCapped(fh)
-	if err != nil {
-		return nil, err
-	}
-	if err := f.accept(body); err != nil {
-		return nil, err
-	}
-	return &Response{Body: body, BodyHash: hashBody(body)}, nil
-}
-
 func (f *Fetcher) limit() int64 {
 	if f.MaxSize <= 0 {
 		return DefaultMaxSize
@@ -276,8 +260,9 @@ func (f *Fetcher) limit() int64 {
 
 // readCapped reads at most the size cap, and fails with TooLarge past it
 // without reading further.
-func (f *Fetcher) readCapped(r io.Reader) ([]byte, error) {
-	limit := f.limit()
+func (f *Fetcher) readCapped(r io.Reader) ([]byte, error) { return readCapped(r, f.limit()) }
+
+func readCapped(r io.Reader, limit int64) ([]byte, error) {
 	body, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
 		return nil, &Error{Kind: Unreachable, Msg: "the feed download broke off", Err: stripURL(err)}
