@@ -16,10 +16,12 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
 	calsyncd "github.com/calsyncd/calsyncd"
+	"github.com/calsyncd/calsyncd/internal/printable"
 	"github.com/calsyncd/calsyncd/internal/retryafter"
 )
 
@@ -188,22 +190,23 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 	}
 	defer resp.Body.Close()
 	code := resp.StatusCode
+	status := statusText(resp)
 	switch {
 	case code == http.StatusNotModified:
 		return &Response{NotModified: true, ETag: req.ETag, LastModified: req.LastModified}, nil
 	case code == http.StatusTooManyRequests || code == http.StatusRequestTimeout || code >= 500:
 		return nil, &Error{Kind: Unavailable, StatusCode: code, RetryAfter: retryafter.Parse(resp.Header.Get("Retry-After"), resp.Header.Get("Date"), time.Now()),
-			Msg: fmt.Sprintf("the feed server answered %s; will try again later", resp.Status)}
+			Msg: fmt.Sprintf("the feed server answered %s; will try again later", status)}
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
 		return nil, &Error{Kind: Rejected, StatusCode: code,
-			Msg: fmt.Sprintf("the feed server refused access (%s) — check basic_auth, headers or the token in the URL", resp.Status)}
+			Msg: fmt.Sprintf("the feed server refused access (%s) — check basic_auth, headers or the token in the URL", status)}
 	case code == http.StatusNotFound || code == http.StatusGone:
 		return nil, &Error{Kind: Rejected, StatusCode: code,
-			Msg: fmt.Sprintf("the feed is not there (%s) — check the URL", resp.Status)}
+			Msg: fmt.Sprintf("the feed is not there (%s) — check the URL", status)}
 	case code >= 400:
-		return nil, &Error{Kind: Rejected, StatusCode: code, Msg: fmt.Sprintf("the feed server answered %s", resp.Status)}
+		return nil, &Error{Kind: Rejected, StatusCode: code, Msg: fmt.Sprintf("the feed server answered %s", status)}
 	case code != http.StatusOK:
-		return nil, &Error{Kind: Rejected, StatusCode: code, Msg: fmt.Sprintf("unexpected answer %s", resp.Status)}
+		return nil, &Error{Kind: Rejected, StatusCode: code, Msg: fmt.Sprintf("unexpected answer %s", status)}
 	}
 	limit := f.limit()
 	if resp.ContentLength > limit && !resp.Uncompressed && resp.Header.Get("Content-Encoding") == "" {
@@ -229,6 +232,26 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 		return nil, err
 	}
 	return &Response{Body: body, ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified"), BodyHash: hashBody(body)}, nil
+}
+
+// maxReason bounds how much of a server's reason phrase an error keeps.
+const maxReason = 80
+
+// statusText is the answer's status line as an error may show it: the
+// reason phrase is the server's free text, so it is escaped (a hostile
+// server's ANSI escapes must not reach an operator's terminal) and cut
+// short.
+func statusText(resp *http.Response) string {
+	reason := strings.TrimPrefix(resp.Status, strconv.Itoa(resp.StatusCode))
+	reason = strings.TrimSpace(reason)
+	if r := []rune(reason); len(r) > maxReason {
+		reason = string(r[:maxReason]) + "…"
+	}
+	reason = printable.String(reason)
+	if reason == "" {
+		return strconv.Itoa(resp.StatusCode)
+	}
+	return strconv.Itoa(resp.StatusCode) + " " + reason
 }
 
 func isTimeout(err error) bool {
