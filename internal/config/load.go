@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -83,9 +84,10 @@ func Parse(file string, data []byte, lookupEnv func(string) (string, bool)) (*Co
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
 		return nil, Errors{{File: file, Line: yamlErrLine(err), Msg: "not valid YAML: " + yamlErrMsg(err)}}
 	}
-	if len(doc.Content) > 0 {
-		d.decode(doc.Content[0], reflect.ValueOf(cfg).Elem(), "")
+	if len(doc.Content) == 0 || doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].Tag == "!!null" {
+		return nil, Errors{{File: file, Msg: "the configuration is empty: it needs at least the subscriptions to sync (see config.example.yaml)"}}
 	}
+	d.decode(doc.Content[0], reflect.ValueOf(cfg).Elem(), "")
 	if len(d.errs) > 0 {
 		return nil, d.errs
 	}
@@ -253,6 +255,10 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	case reflect.Int, reflect.Int64:
 		if s, ok := d.scalar(n, path); ok {
 			i, err := strconv.ParseInt(s, 10, 64)
+			if errors.Is(err, strconv.ErrRange) {
+				d.errorf(n.Line, path, "%q is out of range", s)
+				return
+			}
 			if err != nil {
 				d.errorf(n.Line, path, "expected a whole number, got %q", s)
 				return
@@ -262,8 +268,8 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	case reflect.Float64:
 		if s, ok := d.scalar(n, path); ok {
 			f, err := strconv.ParseFloat(s, 64)
-			if err != nil {
-				d.errorf(n.Line, path, "expected a number, got %q", s)
+			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+				d.errorf(n.Line, path, "expected a finite number, got %q", s)
 				return
 			}
 			v.SetFloat(f)
