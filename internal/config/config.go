@@ -19,6 +19,8 @@ const DefaultAccount = "default"
 type Config struct {
 	// Path is the file the configuration was read from ("" when built in code).
 	Path string `yaml:"-"`
+	// Warnings are what is valid but probably a mistake, in file order.
+	Warnings []Warning `yaml:"-"`
 
 	StateDir      string         `yaml:"state_dir"`
 	Listen        string         `yaml:"listen"`

@@ -59,14 +59,47 @@ func (es Errors) Unwrap() []error {
 	return out
 }
 
+// MaxFileSize caps a configuration file; a real one is a few KiB.
+const MaxFileSize = 1 << 20
+
 // Load reads and validates the configuration file at path, expanding
 // ${VAR} from the process environment.
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, data, os.LookupEnv)
+}
+
+// readFile reads a configuration file: a regular file of at most
+// MaxFileSize. `--config /dev/zero` used to read until memory ran out, and
+// a FIFO would block the daemon's start.
+func readFile(path string) ([]byte, error) {
+	st, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	return Parse(path, data, os.LookupEnv)
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("config: %s is not a regular file (%s)", path, st.Mode().Type())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	defer f.Close()
+	// Check what was opened too: the path may have been replaced since.
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("config: %s is not a regular file", path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	if len(data) > MaxFileSize {
+		return nil, fmt.Errorf("config: %s is larger than %s; is it the right file?", path, ByteSize(MaxFileSize))
+	}
+	return data, nil
 }
 
 // Parse decodes and validates a configuration. file names the source in
@@ -96,6 +129,7 @@ func Parse(file string, data []byte, lookupEnv func(string) (string, bool)) (*Co
 	if len(d.errs) > 0 {
 		return nil, d.errs
 	}
+	cfg.Warnings = cfg.warnings(d)
 	return cfg, nil
 }
 
