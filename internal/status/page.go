@@ -65,6 +65,7 @@ func chart(runs []Run) ([]bar, int) {
 
 // RenderPage writes the status page.
 func RenderPage(w io.Writer, rep *Report) error {
+	rep = forPeople(rep)
 	d := pageData{GeneratedAt: rep.GeneratedAt.Local().Format(time.DateTime), Daemon: rep.Daemon, Accounts: rep.Accounts}
 	for _, s := range rep.Subscriptions {
 		bars, maxV := chart(s.History)
