@@ -48,6 +48,10 @@ type Status struct {
 	// Token is the bearer token required on every request; mandatory when
 	// Listen is not a loopback address.
 	Token string `yaml:"token"`
+	// AllowedHosts are more names the endpoint answers to (a reverse
+	// proxy's, or this machine's when listening on every address); loopback
+	// names and addresses and listen's host always pass.
+	AllowedHosts []string `yaml:"allowed_hosts"`
 }
 
 // Store selects the state database.

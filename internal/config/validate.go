@@ -41,6 +41,11 @@ func (c *Config) validate(d *decoder) Errors {
 	} else if !IsLoopbackHost(host) && c.Status.Token == "" {
 		bad("listen", "listening beyond loopback (%s) requires status.token", host)
 	}
+	for i, h := range c.Status.AllowedHosts {
+		if _, _, err := net.SplitHostPort(h); err == nil || h == "" || strings.ContainsAny(h, "/ *@") || strings.ContainsFunc(h, isControl) {
+			bad(fmt.Sprintf("status.allowed_hosts[%d]", i), "must be a host name or address without scheme, port or wildcard, e.g. status.example.com")
+		}
+	}
 	switch c.Log.Format {
 	case "text", "json":
 	default:
