@@ -91,6 +91,9 @@ func loadConfig(path string) (*config.Config, error) {
 
 // openApp opens the store and wires the runner.
 func openApp(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, error) {
+	for _, w := range cfg.Warnings {
+		log.Warn("configuration warning", "warning", w.String())
+	}
 	st, err := store.Open(ctx, cfg.Store.Driver, cfg.DatabaseDSN())
 	if err != nil {
 		return nil, err

@@ -14,6 +14,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/calsyncd/calsyncd/internal/printable"
 )
 
 // version is set at build time (-ldflags "-X main.version=...").
@@ -52,11 +54,13 @@ func exitCode(stderr io.Writer, err error) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			fmt.Fprintln(stderr, "calsyncd:", ee.err)
+			fmt.Fprintln(stderr, "calsyncd:", printable.Lines(ee.err.Error()))
 		}
 		return ee.code
 	}
-	fmt.Fprintln(stderr, "calsyncd:", err)
+	// Errors may carry a feed server's or Google's text: escape what a
+	// terminal would act on (line breaks stay, for multi-line messages).
+	fmt.Fprintln(stderr, "calsyncd:", printable.Lines(err.Error()))
 	return 1
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/calsyncd/calsyncd/internal/config"
+	"github.com/calsyncd/calsyncd/internal/printable"
 )
 
 type validateCommand struct{ m *Main }
@@ -42,11 +43,14 @@ func (c *validateCommand) Run(ctx context.Context, args []string) error {
 		var errs config.Errors
 		if errors.As(err, &errs) {
 			for _, e := range errs {
-				fmt.Fprintln(c.m.Stdout, e)
+				fmt.Fprintln(c.m.Stdout, printable.String(e.Error()))
 			}
 			return &exitError{code: 1, err: fmt.Errorf("%d problem(s) in %s", len(errs), *cfgPath)}
 		}
 		return &exitError{code: 1, err: err}
+	}
+	for _, w := range cfg.Warnings {
+		fmt.Fprintln(c.m.Stdout, "warning: "+printable.String(w.String()))
 	}
 	fmt.Fprintf(c.m.Stdout, "OK: %s (%d subscriptions, %d accounts)\n", *cfgPath, len(cfg.Subscriptions), len(cfg.AccountNames()))
 	return nil

@@ -21,6 +21,8 @@ const DefaultAccount = "default"
 type Config struct {
 	// Path is the file the configuration was read from ("" when built in code).
 	Path string `yaml:"-"`
+	// Warnings are what is valid but probably a mistake, in file order.
+	Warnings []Warning `yaml:"-"`
 
 	StateDir      string         `yaml:"state_dir"`
 	Listen        string         `yaml:"listen"`
@@ -48,6 +50,10 @@ type Status struct {
 	// Token is the bearer token required on every request; mandatory when
 	// Listen is not a loopback address.
 	Token string `yaml:"token"`
+	// AllowedHosts are more names the endpoint answers to (a reverse
+	// proxy's, or this machine's when listening on every address); loopback
+	// names and addresses and listen's host always pass.
+	AllowedHosts []string `yaml:"allowed_hosts"`
 }
 
 // Store selects the state database.

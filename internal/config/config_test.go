@@ -144,6 +144,16 @@ func TestParseErrorsNameFileLineAndKey(t *testing.T) {
 			wantLine: 3, wantKey: "", wantMsg: "not valid YAML",
 		},
 		{
+			name:     "allowed host with a port",
+			yaml:     "status:\n  allowed_hosts:\n    - status.example.com\n    - status.example.com:8765\n",
+			wantLine: 4, wantKey: "status.allowed_hosts[1]", wantMsg: "without scheme, port or wildcard",
+		},
+		{
+			name:     "allowed host with a wildcard",
+			yaml:     "status:\n  allowed_hosts: [\"*.example.com\"]\n",
+			wantLine: 2, wantKey: "status.allowed_hosts[0]", wantMsg: "without scheme, port or wildcard",
+		},
+		{
 			name:     "bad time zone",
 			yaml:     "feed:\n  time_zone: W. Europe Standard Time\n",
 			wantLine: 2, wantKey: "feed.time_zone", wantMsg: "unknown time zone",

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -58,14 +59,47 @@ func (es Errors) Unwrap() []error {
 	return out
 }
 
+// MaxFileSize caps a configuration file; a real one is a few KiB.
+const MaxFileSize = 1 << 20
+
 // Load reads and validates the configuration file at path, expanding
 // ${VAR} from the process environment.
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, data, os.LookupEnv)
+}
+
+// readFile reads a configuration file: a regular file of at most
+// MaxFileSize. `--config /dev/zero` used to read until memory ran out, and
+// a FIFO would block the daemon's start.
+func readFile(path string) ([]byte, error) {
+	st, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	return Parse(path, data, os.LookupEnv)
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("config: %s is not a regular file (%s)", path, st.Mode().Type())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	defer f.Close()
+	// Check what was opened too: the path may have been replaced since.
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("config: %s is not a regular file", path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	if len(data) > MaxFileSize {
+		return nil, fmt.Errorf("config: %s is larger than %s; is it the right file?", path, ByteSize(MaxFileSize))
+	}
+	return data, nil
 }
 
 // Parse decodes and validates a configuration. file names the source in
@@ -83,9 +117,9 @@ func Parse(file string, data []byte, lookupEnv func(string) (string, bool)) (*Co
 // unknown); every other error is reported as Load reports it. The daemon
 // and sync use Load, which refuses unset variables.
 func LoadAllowUnset(path string) (*Config, Errors, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("config: %w", err)
+		return nil, nil, err
 	}
 	return ParseAllowUnset(path, data, os.LookupEnv)
 }
@@ -109,9 +143,10 @@ func parse(file string, data []byte, lookupEnv func(string) (string, bool), allo
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
 		return nil, nil, Errors{{File: file, Line: yamlErrLine(err), Msg: "not valid YAML: " + yamlErrMsg(err)}}
 	}
-	if len(doc.Content) > 0 {
-		d.decode(doc.Content[0], reflect.ValueOf(cfg).Elem(), "")
+	if len(doc.Content) == 0 || doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].Tag == "!!null" {
+		return nil, nil, Errors{{File: file, Msg: "the configuration is empty: it needs at least the subscriptions to sync (see config.example.yaml)"}}
 	}
+	d.decode(doc.Content[0], reflect.ValueOf(cfg).Elem(), "")
 	if errs := d.withoutUnsetKeys(d.errs); len(errs) > 0 {
 		return nil, d.unset, errs
 	}
@@ -119,6 +154,7 @@ func parse(file string, data []byte, lookupEnv func(string) (string, bool), allo
 	if errs := d.withoutUnsetKeys(append(d.errs, cfg.validate(d)...)); len(errs) > 0 {
 		return nil, d.unset, errs
 	}
+	cfg.Warnings = cfg.warnings(d)
 	return cfg, d.unset, nil
 }
 
@@ -319,6 +355,10 @@ func (d *decoder) decodeScalar(n *yaml.Node, v reflect.Value, path, s string) {
 		v.SetString(s)
 	case reflect.Int, reflect.Int64:
 		i, err := strconv.ParseInt(s, 10, 64)
+		if errors.Is(err, strconv.ErrRange) {
+			d.errorf(n.Line, path, "%q is out of range", s)
+			return
+		}
 		if err != nil {
 			d.errorf(n.Line, path, "expected a whole number, got %q", s)
 			return
@@ -326,8 +366,8 @@ func (d *decoder) decodeScalar(n *yaml.Node, v reflect.Value, path, s string) {
 		v.SetInt(i)
 	case reflect.Float64:
 		f, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			d.errorf(n.Line, path, "expected a number, got %q", s)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			d.errorf(n.Line, path, "expected a finite number, got %q", s)
 			return
 		}
 		v.SetFloat(f)

@@ -1,7 +1,9 @@
 package config
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -25,22 +27,37 @@ func ParseDuration(s string) (Duration, error) {
 	if s == "0" {
 		return 0, nil
 	}
-	if strings.HasSuffix(s, "d") {
-		n, err := strconv.ParseFloat(strings.TrimSuffix(s, "d"), 64)
-		if err != nil || n < 0 {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.ParseFloat(days, 64)
+		switch {
+		case errors.Is(err, strconv.ErrRange):
+			return 0, fmt.Errorf("duration %q is too long (at most %dd)", s, maxDays)
+		case math.IsNaN(n) || math.IsInf(n, 0):
+			return 0, fmt.Errorf("%q is not a number of days", s)
+		case err != nil || strings.HasPrefix(days, "0x") || strings.HasPrefix(days, "0X"):
 			return 0, fmt.Errorf("invalid duration %q (use e.g. 250ms, 15s, 2h or 30d)", s)
+		case n < 0 || strings.HasPrefix(days, "-"):
+			return 0, fmt.Errorf("negative duration %q", s)
+		case n > float64(maxDays):
+			return 0, fmt.Errorf("duration %q is too long (at most %dd)", s, maxDays)
 		}
 		return Duration(time.Duration(n * float64(24*time.Hour))), nil
+	}
+	if strings.Contains(strings.ToLower(s), "nan") || strings.Contains(strings.ToLower(s), "inf") {
+		return 0, fmt.Errorf("%q is not a number", s)
 	}
 	v, err := time.ParseDuration(s)
 	if err != nil {
 		return 0, fmt.Errorf("invalid duration %q (use e.g. 250ms, 15s, 2h or 30d)", s)
 	}
-	if v < 0 {
+	if v < 0 || strings.HasPrefix(s, "-") {
 		return 0, fmt.Errorf("negative duration %q", s)
 	}
 	return Duration(v), nil
 }
+
+// maxDays is the longest Duration in whole days (about 292 years).
+const maxDays = int64(math.MaxInt64 / int64(24*time.Hour))
 
 // ByteSize is a size in bytes, written as "20MiB", "512KiB", "1GB" or a plain
 // number of bytes.
@@ -67,8 +84,17 @@ func ParseByteSize(s string) (ByteSize, error) {
 		}
 	}
 	n, err := strconv.ParseFloat(num, 64)
-	if err != nil || n < 0 {
+	switch {
+	case errors.Is(err, strconv.ErrRange):
+		return 0, fmt.Errorf("size %q is too large", s)
+	case math.IsNaN(n) || math.IsInf(n, 0):
+		return 0, fmt.Errorf("size %q is not a number", s)
+	case err != nil || strings.HasPrefix(num, "0x") || strings.HasPrefix(num, "0X"):
 		return 0, fmt.Errorf("invalid size %q (use e.g. 20MiB or 512KiB)", s)
+	case n < 0 || strings.HasPrefix(num, "-"):
+		return 0, fmt.Errorf("negative size %q", s)
+	case n*float64(mult) >= math.MaxInt64:
+		return 0, fmt.Errorf("size %q is too large", s)
 	}
 	return ByteSize(n * float64(mult)), nil
 }

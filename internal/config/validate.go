@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,7 +32,6 @@ func (c *Config) validate(d *decoder) Errors {
 	}
 	c.validateDaemon(bad)
 	accounts := c.validateAccounts(bad)
-	c.validateWriter(bad)
 	c.validateFeedAndSync(bad)
 	c.validateSubscriptions(bad, accounts)
 	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Line < errs[j].Line })
@@ -44,13 +44,20 @@ func (c *Config) validateDaemon(bad complaint) {
 	if c.StateDir == "" {
 		bad("state_dir", "must not be empty")
 	}
-	if _, err := CronParser.Parse(c.Schedule); err != nil {
-		bad("schedule", "invalid cron spec %q: %v", c.Schedule, err)
+	if msg := checkSchedule(c.Schedule); msg != "" {
+		bad("schedule", "%s", msg)
 	}
 	if host, port, err := net.SplitHostPort(c.Listen); err != nil || port == "" {
 		bad("listen", "expected host:port, e.g. 127.0.0.1:8765")
+	} else if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		bad("listen", "the port must be 1 to 65535, got %q", port)
 	} else if !IsLoopbackHost(host) && c.Status.Token == "" {
 		bad("listen", "listening beyond loopback (%s) requires status.token", host)
+	}
+	for i, h := range c.Status.AllowedHosts {
+		if _, _, err := net.SplitHostPort(h); err == nil || h == "" || strings.ContainsAny(h, "/ *@") || strings.ContainsFunc(h, isControl) {
+			bad(fmt.Sprintf("status.allowed_hosts[%d]", i), "must be a host name or address without scheme, port or wildcard, e.g. status.example.com")
+		}
 	}
 	switch c.Log.Format {
 	case "text", "json":
@@ -70,9 +77,6 @@ func (c *Config) validateDaemon(bad complaint) {
 		}
 	default:
 		bad("store.driver", "must be sqlite or postgres, got %q", c.Store.Driver)
-	}
-	if c.Store.LeaseTTL.D() < 100*time.Millisecond {
-		bad("store.lease_ttl", "must be at least 100ms (default 60s)")
 	}
 }
 
@@ -113,63 +117,14 @@ func (c *Config) validateAccounts(bad complaint) map[string]bool {
 	return accounts
 }
 
-// validateWriter checks the writer block.
-func (c *Config) validateWriter(bad complaint) {
-	w := c.Writer
-	if w.Concurrency < 1 {
-		bad("writer.concurrency", "must be at least 1")
-	}
-	if w.MaxAttempts < 1 {
-		bad("writer.max_attempts", "must be at least 1")
-	}
-	if w.MaxSpacing.D() < w.Spacing.D() {
-		bad("writer.max_spacing", "must not be below writer.spacing (%s)", w.Spacing)
-	}
-	if w.BackfillShare <= 0 || w.BackfillShare > 1 {
-		bad("writer.backfill_share", "must be in (0, 1]")
-	}
-	if w.ThrottleWindow.D() <= 0 {
-		bad("writer.throttle_window", "must be positive")
-	}
-	if w.ThrottleWindowMax.D() < w.ThrottleWindow.D() {
-		bad("writer.throttle_window_max", "must not be below writer.throttle_window (%s)", w.ThrottleWindow)
-	}
-	if w.RetryBase.D() <= 0 {
-		bad("writer.retry_base", "must be positive")
-	}
-	if w.RetryCap.D() < w.RetryBase.D() {
-		bad("writer.retry_cap", "must not be below writer.retry_base (%s)", w.RetryBase)
-	}
-	if w.BackfillThreshold < 0 {
-		bad("writer.backfill_threshold", "must not be negative")
-	}
-}
-
-// validateFeedAndSync checks fetching and the sync lifecycle.
+// validateFeedAndSync checks every numeric key's range (ranges.go) and
+// the feed's zone.
 func (c *Config) validateFeedAndSync(bad complaint) {
-	if c.Feed.MaxSize <= 0 {
-		bad("feed.max_size", "must be positive")
-	}
-	if c.Feed.Timeout.D() <= 0 {
-		bad("feed.timeout", "must be positive")
-	}
+	c.checkRanges(bad)
 	if c.Feed.TimeZone != "" {
 		if _, err := time.LoadLocation(c.Feed.TimeZone); err != nil {
 			bad("feed.time_zone", "unknown time zone %q (use an IANA name such as Europe/Berlin)", c.Feed.TimeZone)
 		}
-	}
-	if c.Sync.ErrorThreshold < 1 {
-		bad("sync.error_threshold", "must be at least 1")
-	}
-	g := c.Sync.DeleteGuard
-	if g.MaxFraction <= 0 || g.MaxFraction > 1 {
-		bad("sync.delete_guard.max_fraction", "must be in (0, 1]")
-	}
-	if g.MinDeletes < 0 {
-		bad("sync.delete_guard.min_deletes", "must not be negative")
-	}
-	if g.ConfirmRuns < 1 {
-		bad("sync.delete_guard.confirm_runs", "must be at least 1")
 	}
 }
 
@@ -211,9 +166,12 @@ func (c *Config) validateSubscriptions(bad complaint, accounts map[string]bool) 
 				bad(p+".time_zone", "unknown time zone %q (use an IANA name such as Europe/Berlin)", s.TimeZone)
 			}
 		}
-		for name := range s.Headers {
+		for name, value := range s.Headers {
 			if !headerNamePattern.MatchString(name) {
 				bad(p+".headers."+name, "not a valid HTTP header name")
+			}
+			if strings.ContainsFunc(value, isControl) {
+				bad(p+".headers."+name, "the value contains a line break or control character (the value is not shown)")
 			}
 		}
 		if s.BasicAuth != nil && s.BasicAuth.Username == "" {
@@ -221,6 +179,31 @@ func (c *Config) validateSubscriptions(bad complaint, accounts map[string]bool) 
 		}
 	}
 }
+
+// Bounds of an @every schedule. Below a second robfig/cron runs every
+// second whatever was written, even "@every -1h".
+const (
+	minEvery = time.Second
+	maxEvery = 365 * 24 * time.Hour
+)
+
+// checkSchedule says what is wrong with a schedule, or "".
+func checkSchedule(spec string) string {
+	if _, err := CronParser.Parse(spec); err != nil {
+		return fmt.Sprintf("invalid cron spec %q: %v", spec, err)
+	}
+	if _, every, ok := strings.Cut(spec, "@every "); ok {
+		d, err := time.ParseDuration(strings.TrimSpace(every))
+		if err != nil || d < minEvery || d > maxEvery {
+			return fmt.Sprintf("the interval of %q must be at least %s and at most %s", spec, fmtDuration(minEvery), fmtDuration(maxEvery))
+		}
+	}
+	return ""
+}
+
+// isControl reports the characters an HTTP field value must not hold
+// (RFC 9110 allows tab, not the other controls).
+func isControl(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }
 
 // checkFeedURL says what is wrong with a feed URL without repeating it (it may
 // carry a secret token).

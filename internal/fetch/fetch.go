@@ -16,11 +16,12 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
+	"strconv"
 	"strings"
 	"time"
 
 	calsyncd "github.com/calsyncd/calsyncd"
+	"github.com/calsyncd/calsyncd/internal/printable"
 	"github.com/calsyncd/calsyncd/internal/retryafter"
 )
 
@@ -103,9 +104,6 @@ func (e *Error) ErrorClass() calsyncd.ErrorClass {
 // Transient reports whether a later fetch may well succeed.
 func (e *Error) Transient() bool { return e.Kind == Unreachable || e.Kind == Unavailable }
 
-// maxRedirects is how many redirects a fetch follows.
-const maxRedirects = 5
-
 // Fetcher fetches feeds over http(s), webcal (as https) and file URLs.
 type Fetcher struct {
 	Client  *http.Client
@@ -115,6 +113,9 @@ type Fetcher struct {
 	// then fails with an Error of kind Invalid wrapping its error, and the
 	// caller never stores the validators of a login page.
 	Accept func(body []byte) error
+	// Timeout bounds reading a file:// feed, as Client.Timeout bounds an
+	// HTTP fetch (0: only the context does).
+	Timeout time.Duration
 }
 
 // NewFetcher returns a Fetcher with explicit timeouts, a size cap and the
@@ -130,17 +131,13 @@ func NewFetcher(connectTimeout, timeout time.Duration, maxSize int64, accept fun
 	}
 	return &Fetcher{
 		Client: &http.Client{
-			Transport: tr,
-			Timeout:   timeout,
-			CheckRedirect: func(req *http.Request, via []*http.Request) error {
-				if len(via) > maxRedirects {
-					return fmt.Errorf("stopped after %d redirects", maxRedirects)
-				}
-				return nil
-			},
+			Transport:     tr,
+			Timeout:       timeout,
+			CheckRedirect: checkRedirect,
 		},
 		MaxSize: maxSize,
 		Accept:  accept,
+		Timeout: timeout,
 	}
 }
 
@@ -153,7 +150,7 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 	}
 	switch strings.ToLower(u.Scheme) {
 	case "file":
-		return f.fetchFile(u.Path)
+		return f.fetchFile(ctx, u.Path)
 	case "webcal":
 		u.Scheme = "https"
 	case "webcals":
@@ -166,8 +163,12 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp, err := f.Client.Do(hreq)
+	resp, err := f.client().Do(hreq)
 	if err != nil {
+		var down *downgradeError
+		if errors.As(err, &down) {
+			return nil, &Error{Kind: Rejected, Msg: down.Error()}
+		}
 		msg := "cannot reach the feed server"
 		if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
 			msg = "the feed server did not answer in time"
@@ -195,8 +196,7 @@ func newRequest(ctx context.Context, u *url.URL, req Request) (*http.Request, er
 	if err != nil {
 		return nil, &Error{Kind: Rejected, Msg: "invalid feed URL"}
 	}
-	hreq.Header.Set("User-Agent", "calsyncd/"+Version)
-	hreq.Header.Set("Accept", "text/calendar, */*;q=0.5")
+	setOwnHeaders(hreq.Header)
 	for k, v := range req.Headers {
 		hreq.Header.Set(k, v)
 	}
@@ -215,22 +215,24 @@ func newRequest(ctx context.Context, u *url.URL, req Request) (*http.Request, er
 // answer sorts an answer other than 200: not modified, or a failure of its
 // kind.
 func answer(resp *http.Response, req Request) (*Response, error) {
-	switch code := resp.StatusCode; {
+	code := resp.StatusCode
+	status := statusText(resp)
+	switch {
 	case code == http.StatusNotModified:
 		return &Response{NotModified: true, ETag: req.ETag, LastModified: req.LastModified}, nil
 	case code == http.StatusTooManyRequests || code == http.StatusRequestTimeout || code >= 500:
 		return nil, &Error{Kind: Unavailable, StatusCode: code, RetryAfter: retryafter.Parse(resp.Header.Get("Retry-After"), resp.Header.Get("Date"), time.Now()),
-			Msg: fmt.Sprintf("the feed server answered %s; will try again later", resp.Status)}
+			Msg: fmt.Sprintf("the feed server answered %s; will try again later", status)}
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
 		return nil, &Error{Kind: Rejected, StatusCode: code,
-			Msg: fmt.Sprintf("the feed server refused access (%s) — check basic_auth, headers or the token in the URL", resp.Status)}
+			Msg: fmt.Sprintf("the feed server refused access (%s) — check basic_auth, headers or the token in the URL", status)}
 	case code == http.StatusNotFound || code == http.StatusGone:
 		return nil, &Error{Kind: Rejected, StatusCode: code,
-			Msg: fmt.Sprintf("the feed is not there (%s) — check the URL", resp.Status)}
+			Msg: fmt.Sprintf("the feed is not there (%s) — check the URL", status)}
 	case code >= 400:
-		return nil, &Error{Kind: Rejected, StatusCode: code, Msg: fmt.Sprintf("the feed server answered %s", resp.Status)}
+		return nil, &Error{Kind: Rejected, StatusCode: code, Msg: fmt.Sprintf("the feed server answered %s", status)}
 	default:
-		return nil, &Error{Kind: Rejected, StatusCode: code, Msg: fmt.Sprintf("unexpected answer %s", resp.Status)}
+		return nil, &Error{Kind: Rejected, StatusCode: code, Msg: fmt.Sprintf("unexpected answer %s", status)}
 	}
 }
 
@@ -256,6 +258,26 @@ func (f *Fetcher) readBody(resp *http.Response) ([]byte, error) {
 	return f.readCapped(r)
 }
 
+// maxReason bounds how much of a server's reason phrase an error keeps.
+const maxReason = 80
+
+// statusText is the answer's status line as an error may show it: the
+// reason phrase is the server's free text, so it is escaped (a hostile
+// server's ANSI escapes must not reach an operator's terminal) and cut
+// short.
+func statusText(resp *http.Response) string {
+	reason := strings.TrimPrefix(resp.Status, strconv.Itoa(resp.StatusCode))
+	reason = strings.TrimSpace(reason)
+	if r := []rune(reason); len(r) > maxReason {
+		reason = string(r[:maxReason]) + "…"
+	}
+	reason = printable.String(reason)
+	if reason == "" {
+		return strconv.Itoa(resp.StatusCode)
+	}
+	return strconv.Itoa(resp.StatusCode) + " " + reason
+}
+
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
@@ -276,25 +298,6 @@ func (f *Fetcher) accept(body []byte) error {
 	return nil
 }
 
-func (f *Fetcher) fetchFile(path string) (*Response, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, &Error{Kind: Unreachable, Msg: "cannot open the feed file", Err: errors.Unwrap(err)}
-	}
-	defer fh.Close()
-	if st, err := fh.Stat(); err == nil && st.Size() > f.limit() {
-		return nil, tooLarge(f.limit())
-	}
-	body, err := f.readCapped(fh)
-	if err != nil {
-		return nil, err
-	}
-	if err := f.accept(body); err != nil {
-		return nil, err
-	}
-	return &Response{Body: body, BodyHash: hashBody(body)}, nil
-}
-
 func (f *Fetcher) limit() int64 {
 	if f.MaxSize <= 0 {
 		return DefaultMaxSize
@@ -304,8 +307,9 @@ func (f *Fetcher) limit() int64 {
 
 // readCapped reads at most the size cap, and fails with TooLarge past it
 // without reading further.
-func (f *Fetcher) readCapped(r io.Reader) ([]byte, error) {
-	limit := f.limit()
+func (f *Fetcher) readCapped(r io.Reader) ([]byte, error) { return readCapped(r, f.limit()) }
+
+func readCapped(r io.Reader, limit int64) ([]byte, error) {
 	body, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
 		return nil, &Error{Kind: Unreachable, Msg: "the feed download broke off", Err: stripURL(err)}

@@ -12,7 +12,8 @@ import (
 // TestStatusPageRendersInChromium loads the page in headless Chromium
 // (Debian's chromium package; .ci/run installs it and sets
 // CALSYNCD_REQUIRE_CHROMIUM so CI cannot skip this) and checks the browser
-// built the table and the charts, and drew a non-empty screenshot.
+// built the table and the charts under the page's Content-Security-Policy
+// (no violation reported), and drew a non-empty screenshot.
 func TestStatusPageRendersInChromium(t *testing.T) {
 	bin, err := exec.LookPath("chromium")
 	if err != nil {
@@ -28,9 +29,17 @@ func TestStatusPageRendersInChromium(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
-	dom, err := exec.CommandContext(ctx, bin, append(flags, "--dump-dom", ts.URL+"/")...).Output()
+	// With logging on, Chromium reports every Content-Security-Policy
+	// violation on stderr: the page must render under its policy as served.
+	var console strings.Builder
+	cmd := exec.CommandContext(ctx, bin, append(flags, "--enable-logging=stderr", "--v=0", "--dump-dom", ts.URL+"/")...)
+	cmd.Stderr = &console
+	dom, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("chromium --dump-dom: %v", err)
+	}
+	if strings.Contains(console.String(), "Content Security Policy") {
+		t.Errorf("the page violates its Content-Security-Policy:\n%s", console.String())
 	}
 	page := string(dom)
 	for _, want := range []string{`<table id="subscriptions">`, `id="sub-team"`, `id="sub-holidays"`, "<svg", `class="w"`, `class="d"`} {

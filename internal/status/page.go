@@ -1,6 +1,8 @@
 package status
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
 	"html/template"
 	"io"
@@ -65,6 +67,7 @@ func chart(runs []Run) ([]bar, int) {
 
 // RenderPage writes the status page.
 func RenderPage(w io.Writer, rep *Report) error {
+	rep = forPeople(rep)
 	d := pageData{GeneratedAt: rep.GeneratedAt.Local().Format(time.DateTime), Daemon: rep.Daemon, Accounts: rep.Accounts}
 	for _, s := range rep.Subscriptions {
 		bars, maxV := chart(s.History)
@@ -72,6 +75,36 @@ func RenderPage(w io.Writer, rep *Report) error {
 	}
 	return pageTemplate.Execute(w, d)
 }
+
+// pageCSS is the page's one stylesheet. The Content-Security-Policy allows
+// it by its hash (pageStyleHash) and forbids every other style and script,
+// so the page has no style attributes.
+const pageCSS = `body { font: 13px/1.4 system-ui, sans-serif; margin: 1.5rem; color: #222; }
+h1 { font-size: 1.3rem; margin: 0 0 .2rem; }
+.meta { color: #666; margin-bottom: 1rem; }
+table { border-collapse: collapse; width: 100%; }
+th, td { text-align: left; padding: .35rem .6rem; border-bottom: 1px solid #ddd; vertical-align: top; }
+th { font-weight: 600; background: #f6f6f6; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.when { white-space: nowrap; }
+.state { font-weight: 600; padding: .1rem .4rem; border-radius: .25rem; }
+.state.active { background: #e3f4e6; color: #1b5e20; }
+.state.error { background: #fde4e1; color: #b71c1c; }
+.note { color: #8a5a00; font-size: 12px; }
+.err { color: #b71c1c; font-size: 12px; }
+svg rect.w { fill: #43a047; } svg rect.d { fill: #fb8c00; } svg rect.f { fill: #e53935; }
+svg line { stroke: #ccc; }
+.legend span { display: inline-block; width: .8em; height: .8em; margin: 0 .2em 0 .8em; vertical-align: middle; }
+.legend .lw { background: #43a047; } .legend .ld { background: #fb8c00; } .legend .lf { background: #e53935; }
+td.sub { max-width: 22rem; }
+h2 { font-size: 1.1rem; margin-top: 1.5rem; }
+`
+
+// pageStyleHash is pageCSS as a CSP source.
+var pageStyleHash = func() string {
+	sum := sha256.Sum256([]byte(pageCSS))
+	return "sha256-" + base64.StdEncoding.EncodeToString(sum[:])
+}()
 
 var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"when": func(t *time.Time) string {
@@ -96,34 +129,17 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="refresh" content="60">
 <title>calsyncd status</title>
-<style>
-body { font: 13px/1.4 system-ui, sans-serif; margin: 1.5rem; color: #222; }
-h1 { font-size: 1.3rem; margin: 0 0 .2rem; }
-.meta { color: #666; margin-bottom: 1rem; }
-table { border-collapse: collapse; width: 100%; }
-th, td { text-align: left; padding: .35rem .6rem; border-bottom: 1px solid #ddd; vertical-align: top; }
-th { font-weight: 600; background: #f6f6f6; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-td.when { white-space: nowrap; }
-.state { font-weight: 600; padding: .1rem .4rem; border-radius: .25rem; }
-.state.active { background: #e3f4e6; color: #1b5e20; }
-.state.error { background: #fde4e1; color: #b71c1c; }
-.note { color: #8a5a00; font-size: 12px; }
-.err { color: #b71c1c; font-size: 12px; }
-svg rect.w { fill: #43a047; } svg rect.d { fill: #fb8c00; } svg rect.f { fill: #e53935; }
-svg line { stroke: #ccc; }
-.legend span { display: inline-block; width: .8em; height: .8em; margin: 0 .2em 0 .8em; vertical-align: middle; }
-</style>
+<style>` + pageCSS + `</style>
 </head>
 <body>
 <h1>calsyncd</h1>
 <div class="meta">{{if .Daemon}}daemon running{{else}}daemon not running{{end}} · generated {{.GeneratedAt}} ·
-<span class="legend"><span style="background:#43a047"></span>written<span style="background:#fb8c00"></span>deferred<span style="background:#e53935"></span>failed or rejected</span></div>
+<span class="legend"><span class="lw"></span>written<span class="ld"></span>deferred<span class="lf"></span>failed or rejected</span></div>
 <table id="subscriptions">
 <thead><tr><th>Subscription</th><th>State</th><th>Last run</th><th class="num" title="created / updated / deleted">Written<br><small>new / upd / del</small></th><th class="num">Deferred</th><th class="num">Failed</th><th class="num">Rejected</th><th class="num">Mapped</th><th>Next run</th><th>Last 48 runs</th></tr></thead>
 <tbody>
 {{range .Rows}}<tr id="sub-{{.ID}}">
-<td style="max-width:22rem"><strong>{{.ID}}</strong><br><small>{{.Feed}} → {{.Calendar}}</small>
+<td class="sub"><strong>{{.ID}}</strong><br><small>{{.Feed}} → {{.Calendar}}</small>
 {{range .Notes}}<div class="note">{{.}}</div>{{end}}
 {{with .LastError}}<div class="err">{{.Class}}: {{.Message}}</div>{{end}}</td>
 <td><span class="state {{lower .State}}">{{.State}}</span>{{if .ConsecutiveErrors}}<br><small>{{.ConsecutiveErrors}} failed in a row</small>{{end}}</td>
@@ -138,7 +154,7 @@ svg line { stroke: #ccc; }
 </tr>
 {{end}}</tbody>
 </table>
-<h2 style="font-size:1.1rem;margin-top:1.5rem">Google accounts</h2>
+<h2>Google accounts</h2>
 <table id="accounts">
 <thead><tr><th>Account</th><th class="num">Pacer spacing</th><th>Throttle window</th><th>Replica</th></tr></thead>
 <tbody>

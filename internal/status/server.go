@@ -78,7 +78,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /metrics", s.auth(s.opts.Metrics.Handler()))
 	mux.Handle("GET /{$}", s.auth(http.HandlerFunc(s.page)))
 	mux.Handle("POST /subscriptions/{id}/sync", s.auth(http.HandlerFunc(s.trigger)))
-	return mux
+	return s.guard(mux)
 }
 
 // Serve serves on ln until Shutdown.

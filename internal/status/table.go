@@ -18,6 +18,7 @@ func WriteJSON(w io.Writer, rep *Report) error {
 // WriteTable writes the report as a table for people, with the notes and
 // errors that need attention below it.
 func WriteTable(w io.Writer, rep *Report) error {
+	rep = forPeople(rep)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SUBSCRIPTION\tSTATE\tERRORS\tMAPPED\tLAST RUN\tOUTCOME\tCREATED\tUPDATED\tDELETED\tDEFERRED\tFAILED\tREJECTED\tHELD\tNEXT RUN")
 	for _, s := range rep.Subscriptions {

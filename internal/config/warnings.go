@@ -1,0 +1,75 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"path"
+	"strings"
+)
+
+// Warning is something in a valid configuration that is probably a
+// mistake: calsyncd runs with it, and says so (validate prints it, the
+// daemon logs it).
+type Warning struct {
+	File string
+	Line int
+	Key  string
+	Msg  string
+}
+
+func (w Warning) String() string {
+	return (&Error{File: w.File, Line: w.Line, Key: w.Key, Msg: w.Msg}).Error()
+}
+
+// warnings finds what is valid but probably wrong.
+func (c *Config) warnings(d *decoder) []Warning {
+	var out []Warning
+	type target struct{ feed, calendar string }
+	first := map[target]int{}
+	for i, s := range c.Subscriptions {
+		t := target{feed: feedIdentity(s.URL), calendar: strings.ToLower(strings.TrimSpace(s.Calendar))}
+		j, dup := first[t]
+		if !dup {
+			first[t] = i
+			continue
+		}
+		p, q := fmt.Sprintf("subscriptions[%d]", i), fmt.Sprintf("subscriptions[%d]", j)
+		out = append(out, Warning{File: d.file, Line: d.line(p), Key: p,
+			Msg: fmt.Sprintf("%q mirrors the same feed (%s) into the same calendar as %q (%s, line %d): every event will appear twice; remove one, or point it at another calendar",
+				s.ID, RedactURL(s.URL), c.Subscriptions[j].ID, q, d.line(q))})
+	}
+	return out
+}
+
+// feedIdentity is a feed URL reduced to what names the feed: webcal is
+// https, scheme and host are case-insensitive, default ports, credentials
+// and fragments do not count.
+func feedIdentity(raw string) string {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return raw
+	}
+	scheme := strings.ToLower(u.Scheme)
+	if scheme == "webcal" || scheme == "webcals" {
+		scheme = "https"
+	}
+	if scheme == "file" {
+		return "file://" + path.Clean(u.Path)
+	}
+	host, port := strings.ToLower(u.Hostname()), u.Port()
+	if scheme == "https" && port == "443" || scheme == "http" && port == "80" {
+		port = ""
+	}
+	if port != "" {
+		host += ":" + port
+	}
+	p := u.EscapedPath()
+	if p == "" {
+		p = "/"
+	}
+	q := ""
+	if u.RawQuery != "" {
+		q = "?" + u.RawQuery
+	}
+	return scheme + "://" + host + p + q
+}
