@@ -1,14 +1,11 @@
 package feed
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	ical "github.com/arran4/golang-ical"
@@ -76,131 +73,41 @@ type Calendar struct {
 }
 
 // Parse reads an iCalendar document and normalises its events. It fails
-// only when the input is not a calendar (HTML, empty, truncated); a bad
-// event is skipped with a warning naming it. Events come out sorted by key.
+// only when the input is not a calendar (HTML, empty, truncated) or cannot
+// be read; a bad event is skipped with a warning naming it. Events come
+// out sorted by key. The document is read a buffer at a time: only the
+// parsed components are held, never the whole text.
 func Parse(r io.Reader, opts Options) (*Calendar, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, fmt.Errorf("feed: read: %w", err)
-	}
-	return ParseBytes(data, opts)
+	return parse(readerSource(r), opts)
 }
 
-// ParseBytes is Parse on a body already in memory.
+// ParseBytes is Parse on a body already in memory. The calendar does not
+// keep data.
 func ParseBytes(data []byte, opts Options) (*Calendar, error) {
-	cl, err := clean(data)
+	return parse(bytesSource(data), opts)
+}
+
+func parse(src *lineSource, opts Options) (*Calendar, error) {
+	tree := newTreeSink()
+	repairs, err := lex(src, tree)
 	if err != nil {
 		return nil, err
 	}
 	p := &parser{opts: opts, cal: &Calendar{}, zones: newZoneResolver(), warned: map[string]bool{}}
-	for _, rep := range cl.repairs {
+	for _, rep := range repairs {
 		p.warn("", "repaired: "+rep)
 	}
-	comps, props := p.components(cl)
+	p.cal.Warnings = append(p.cal.Warnings, tree.unreadable...)
+	props := tree.props
+	if tree.propsBad {
+		// golang-ical reads no calendar property when one is unreadable.
+		props = nil
+	}
 	p.calendarProps(props)
+	comps := tree.comps
+	tree = nil
 	p.run(comps)
 	return p.cal, nil
-}
-
-// components parses the cleaned body with golang-ical. When it fails on the
-// whole, each top-level component is parsed on its own so that one it
-// cannot read costs only that component.
-func (p *parser) components(cl *cleaned) ([]ical.Component, []ical.CalendarProperty) {
-	workers := min(runtime.GOMAXPROCS(0), len(cl.comps)/parallelChunk)
-	if workers < 2 {
-		ic, err := parseICal(cl.data)
-		if err == nil {
-			return ic.Components, ic.CalendarProperties
-		}
-		var props []ical.CalendarProperty
-		if hc, err := parseICal(wrapCalendar(cl.header)); err == nil {
-			props = hc.CalendarProperties
-		}
-		return p.oneByOne(cl, cl.comps), props
-	}
-	// A large feed is cut at component boundaries into one slice per CPU;
-	// golang-ical reads the slices side by side.
-	var props []ical.CalendarProperty
-	if hc, err := parseICal(wrapCalendar(cl.header)); err == nil {
-		props = hc.CalendarProperties
-	}
-	parts := make([][]ical.Component, workers)
-	failed := make([]bool, workers)
-	bounds := func(w int) (int, int) { return w * len(cl.comps) / workers, (w + 1) * len(cl.comps) / workers }
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			lo, hi := bounds(w)
-			ic, err := parseICal(wrapCalendar(cl.data[cl.comps[lo].start:cl.comps[hi-1].end]))
-			if err != nil {
-				failed[w] = true
-				return
-			}
-			parts[w] = ic.Components
-		}()
-	}
-	wg.Wait()
-	var comps []ical.Component
-	for w := range workers {
-		if failed[w] {
-			lo, hi := bounds(w)
-			parts[w] = p.oneByOne(cl, cl.comps[lo:hi])
-		}
-		comps = append(comps, parts[w]...)
-	}
-	return comps, props
-}
-
-// parallelChunk is the fewest components worth a goroutine of their own.
-const parallelChunk = 2000
-
-// oneByOne parses components one at a time, skipping with a warning those
-// golang-ical cannot read.
-func (p *parser) oneByOne(cl *cleaned, spans []span) []ical.Component {
-	var comps []ical.Component
-	for _, s := range spans {
-		chunk := cl.data[s.start:s.end]
-		c, err := parseICal(wrapCalendar(chunk))
-		if err != nil || len(c.Components) != 1 {
-			if err == nil {
-				err = errors.New("no component")
-			}
-			uid, summary := peekIdentity(chunk)
-			p.warn(uid, fmt.Sprintf("%s %d%s skipped: unreadable: %v", s.name, s.nth, quoteSummary(summary), err))
-			continue
-		}
-		comps = append(comps, c.Components[0])
-	}
-	return comps
-}
-
-func parseICal(data []byte) (*ical.Calendar, error) {
-	return ical.ParseCalendarWithOptions(bytes.NewReader(data), ical.WithUnknownPropertyHandler(ical.AcceptUnknownPropertyHandler))
-}
-
-func wrapCalendar(body []byte) []byte {
-	out := make([]byte, 0, len(body)+32)
-	out = append(out, "BEGIN:VCALENDAR\n"...)
-	out = append(out, body...)
-	return append(out, "END:VCALENDAR\n"...)
-}
-
-// peekIdentity finds the UID and SUMMARY lines of a cleaned component, to
-// name it in a warning.
-func peekIdentity(chunk []byte) (uid, summary string) {
-	for line := range bytes.SplitSeq(chunk, []byte("\n")) {
-		switch {
-		case bytes.HasPrefix(line, []byte("UID:")) && uid == "":
-			uid = string(bytes.TrimSpace(line[4:]))
-		case bytes.HasPrefix(line, []byte("SUMMARY")) && summary == "":
-			if i := bytes.IndexByte(line, ':'); i >= 0 {
-				summary = ical.FromText(string(line[i+1:]))
-			}
-		}
-	}
-	return uid, summary
 }
 
 func quoteSummary(s string) string {
