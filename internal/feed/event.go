@@ -6,7 +6,6 @@ package feed
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"io"
 	"slices"
 	"strconv"
 	"time"
@@ -90,12 +89,14 @@ const hashVersion = "h1"
 
 // ComputeHash returns the content hash of e.
 func (e *Event) ComputeHash() string {
-	h := sha256.New()
-	var num [20]byte
+	// The fields go into one buffer, each as "<length>:<field>", hashed
+	// at once.
+	var stack [1024]byte
+	buf := stack[:0]
 	w := func(s string) {
-		h.Write(strconv.AppendInt(num[:0], int64(len(s)), 10))
-		h.Write([]byte{':'})
-		io.WriteString(h, s)
+		buf = strconv.AppendInt(buf, int64(len(s)), 10)
+		buf = append(buf, ':')
+		buf = append(buf, s...)
 	}
 	w(hashVersion)
 	w(e.Summary)
@@ -103,11 +104,17 @@ func (e *Event) ComputeHash() string {
 	w(e.Location)
 	w(e.URL)
 	for _, t := range [2]Time{e.Start, e.End} {
+		var piece [64]byte
+		p := piece[:0]
 		if t.AllDay {
-			w("D" + t.Date())
+			p = t.T.AppendFormat(append(p, 'D'), "2006-01-02")
 		} else {
-			w("T" + strconv.FormatInt(t.T.Unix(), 10) + "@" + t.Zone)
+			p = strconv.AppendInt(append(p, 'T'), t.T.Unix(), 10)
+			p = append(append(p, '@'), t.Zone...)
 		}
+		buf = strconv.AppendInt(buf, int64(len(p)), 10)
+		buf = append(buf, ':')
+		buf = append(buf, p...)
 	}
 	w(e.Status)
 	w(e.Transparency)
@@ -122,6 +129,8 @@ func (e *Event) ComputeHash() string {
 	for _, r := range rec {
 		w(r)
 	}
-	var sum [sha256.Size]byte
-	return hex.EncodeToString(h.Sum(sum[:0])[:16])
+	sum := sha256.Sum256(buf)
+	var out [32]byte
+	hex.Encode(out[:], sum[:16])
+	return string(out[:])
 }

@@ -157,7 +157,11 @@ func (p *parser) calendarProps(props []ical.CalendarProperty) {
 }
 
 func (p *parser) run(comps []ical.Component) {
-	var raws []*rawEvent
+	// Every TZID's years are noted before any zone is resolved: a first
+	// pass reads the VTIMEZONEs and the events' times; the second
+	// normalises each event and lets its component go.
+	var raw rawEvent
+	nEvents := 0
 	for _, c := range comps {
 		switch c := c.(type) {
 		case *ical.VTimezone:
@@ -172,18 +176,27 @@ func (p *parser) run(comps []ical.Component) {
 				}
 			}
 		case *ical.VEvent:
-			raws = append(raws, p.extract(c.Properties, len(raws)+1))
+			nEvents++
+			p.extract(&raw, c.Properties, nEvents)
 		}
 	}
 	p.setFloating()
-	events := make([]Event, 0, len(raws))
-	series := make([]*series, 0, len(raws))
-	for _, raw := range raws {
+	events := make([]Event, 0, nEvents)
+	series := make([]*series, 0, nEvents)
+	index := 0
+	for i, c := range comps {
+		c, ok := c.(*ical.VEvent)
+		if !ok {
+			continue
+		}
+		comps[i] = nil
+		index++
+		p.extract(&raw, c.Properties, index)
 		if raw.err != nil {
 			p.warn(raw.uid, fmt.Sprintf("event %d%s skipped: %v", raw.index, quoteSummary(raw.text(pSummary)), raw.err))
 			continue
 		}
-		ev, s, err := p.normalise(raw)
+		ev, s, err := p.normalise(&raw)
 		if err != nil {
 			p.warn(raw.uid, fmt.Sprintf("event %d%s skipped: %v", raw.index, quoteSummary(raw.text(pSummary)), err))
 			continue
@@ -248,7 +261,8 @@ func (p *parser) settleKeys(events []Event, ss []*series) ([]Event, []*series) {
 		}
 	}
 	alignRecurrenceIDs(events, ss)
-	// Duplicate keys: keep the newest version.
+	// Duplicate keys: keep the newest version. The events are sorted in
+	// place, not copied.
 	slices.SortStableFunc(idx, func(a, b int) int {
 		ka, kb := events[a].Key(), events[b].Key()
 		if c := strings.Compare(ka.UID, kb.UID); c != 0 {
@@ -259,27 +273,50 @@ func (p *parser) settleKeys(events []Event, ss []*series) ([]Event, []*series) {
 		}
 		return newer(&events[a], &events[b], ss[a], ss[b])
 	})
-	outE := make([]Event, 0, len(idx))
-	outS := make([]*series, 0, len(idx))
-	for n := 0; n < len(idx); {
+	permute(events, ss, idx)
+	outE, outS := events[:0], ss[:0]
+	for n := 0; n < len(events); {
 		m := n + 1
-		for m < len(idx) && events[idx[m]].Key() == events[idx[n]].Key() {
+		for m < len(events) && events[m].Key() == events[n].Key() {
 			m++
 		}
-		best := idx[n]
 		if m-n > 1 {
-			ev := &events[best]
+			ev := &events[n]
 			p.warn(ev.UID, fmt.Sprintf("%d events share UID %q%s; kept the one with SEQUENCE %d%s",
 				m-n, ev.UID, ridNote(ev.RecurrenceID), ev.Sequence, quoteSummary(ev.Summary)))
 		}
-		outE = append(outE, events[best])
-		outS = append(outS, ss[best])
+		outE = append(outE, events[n])
+		outS = append(outS, ss[n])
 		n = m
 	}
+	clear(events[len(outE):])
+	clear(ss[len(outS):])
 	if p.opts.Identity == IdentityContent {
 		outE, outS = contentIdentity(outE, outS)
 	}
 	return outE, outS
+}
+
+// permute reorders events and ss in place so that position k holds what
+// was at idx[k], following each cycle of the permutation; idx is spent.
+func permute(events []Event, ss []*series, idx []int) {
+	for start := range idx {
+		if idx[start] < 0 {
+			continue
+		}
+		tmpE, tmpS := events[start], ss[start]
+		k := start
+		for {
+			next := idx[k]
+			idx[k] = -1
+			if next == start {
+				events[k], ss[k] = tmpE, tmpS
+				break
+			}
+			events[k], ss[k] = events[next], ss[next]
+			k = next
+		}
+	}
 }
 
 func ridNote(rid string) string {
