@@ -137,7 +137,7 @@ func lex(src *lineSource, out sink) ([]string, error) {
 	if err := sniff(src.head(512)); err != nil {
 		return nil, err
 	}
-	l := &lexer{out: out}
+	l := &lexer{out: out, curInfo: unknownName}
 	// Two stages: physical lines are unfolded the RFC 5545 way into
 	// logical lines; then a logical line that cannot start a property is
 	// joined to the one before (a raw newline in a DESCRIPTION, a fold
@@ -180,8 +180,8 @@ func (l *lexer) accept() {
 		l.blanks++
 		return
 	}
-	if l.haveCur && continues(l.curFree, ll) {
-		if l.curFree {
+	if l.haveCur && continues(l.curInfo.free, ll) {
+		if l.curInfo.free {
 			for ; l.blanks > 0; l.blanks-- {
 				l.cur = append(l.cur, `\n`...)
 			}
@@ -199,8 +199,7 @@ func (l *lexer) accept() {
 	// The line becomes the current one; its buffer is swapped, not copied.
 	l.cur, l.logical = ll, l.cur[:0]
 	l.curLine, l.haveCur = l.logicalNo, true
-	name, _ := lookupName(ll[:nameEnd(ll)])
-	l.curFree = freeText[name]
+	l.curInfo = lookupName(ll[:nameEnd(ll)])
 }
 
 // flush hands the current repaired line on.
@@ -216,9 +215,9 @@ func (l *lexer) flush() {
 	}
 	l.rawBreaks, l.badFolds = 0, 0
 	if l.haveCur {
-		l.line(l.cur, l.curLine)
+		l.line(l.cur, l.curLine, l.curInfo)
 	}
-	l.haveCur, l.curFree = false, false
+	l.haveCur, l.curInfo = false, unknownName
 }
 
 // sniff rejects bodies that are clearly not a calendar, with a sentence a
@@ -300,57 +299,8 @@ func continues(prevFree bool, pl []byte) bool {
 	if !prevFree {
 		return false
 	}
-	name, _ := lookupName(pl[:n])
 	xName := n > 2 && (pl[0] == 'X' || pl[0] == 'x') && (pl[1] == '-' || pl[1] == '_')
-	return !knownProperty[name] && !xName
-}
-
-// names interns the property and component names feeds use, so that
-// reading a line's name costs no allocation.
-var names = map[string]string{}
-
-func init() {
-	add := func(n string) { names[n] = n }
-	for n := range knownProperty {
-		add(n)
-	}
-	for _, n := range []string{"VCALENDAR", "VEVENT", "VTODO", "VJOURNAL", "VFREEBUSY", "VTIMEZONE", "VALARM", "STANDARD",
-		"DAYLIGHT", "VAVAILABILITY", "AVAILABLE", "VLOCATION", "VRESOURCE", "PARTICIPANT", "X-WR-CALNAME", "X-WR-CALDESC",
-		"X-WR-TIMEZONE", "X-WR-RELCALID", "X-PUBLISHED-TTL", "X-LIC-LOCATION", "X-ALT-DESC", "X-MICROSOFT-CDO-BUSYSTATUS",
-		"X-MICROSOFT-CDO-INTENDEDSTATUS", "X-MICROSOFT-CDO-ALLDAYEVENT", "X-MICROSOFT-CDO-IMPORTANCE",
-		"X-MICROSOFT-CDO-INSTTYPE", "X-MICROSOFT-DISALLOW-COUNTER", "X-MICROSOFT-CALSCALE", "X-APPLE-TRAVEL-ADVISORY-BEHAVIOR",
-		"X-APPLE-STRUCTURED-LOCATION", "X-GOOGLE-CONFERENCE", "X-ORIGINAL-URL", "X-CALSYNCD-INDEX"} {
-		add(n)
-	}
-}
-
-// lookupName returns the interned upper-case form of a name (as
-// upperASCII writes it), or false when the name is not a common one.
-func lookupName(b []byte) (string, bool) {
-	var buf [40]byte
-	if len(b) > len(buf) {
-		return "", false
-	}
-	u := buf[:len(b)]
-	for i, c := range b {
-		switch {
-		case c >= 'a' && c <= 'z':
-			c -= 'a' - 'A'
-		case c == '_':
-			c = '-'
-		}
-		u[i] = c
-	}
-	s, ok := names[string(u)]
-	return s, ok
-}
-
-// internName is upperASCII, without an allocation for a common name.
-func internName(b []byte) string {
-	if s, ok := lookupName(b); ok {
-		return s
-	}
-	return upperASCII(b)
+	return !lookupName(pl[:n]).known && !xName
 }
 
 type lexer struct {
@@ -373,7 +323,7 @@ type lexer struct {
 	cur       []byte
 	curLine   int
 	haveCur   bool
-	curFree   bool // cur is a free-text property
+	curInfo   *nameInfo // cur's name
 	blanks    int
 	rawBreaks int
 	badFolds  int
@@ -426,14 +376,14 @@ func (l *lexer) end() {
 	l.out.end(comp)
 }
 
-// line handles one repaired line.
-func (l *lexer) line(line []byte, no int) {
+// line handles one repaired line, whose name is info.
+func (l *lexer) line(line []byte, no int, info *nameInfo) {
 	n := nameEnd(line)
 	if n == 0 {
 		l.note(fmt.Sprintf("line %d: not a content line, ignored", no))
 		return
 	}
-	name, known := lookupName(line[:n])
+	name, known := info.name, info != unknownName
 	rest := line[n:]
 	if name == "BEGIN" || name == "END" {
 		if rest[0] != ':' {
@@ -454,7 +404,7 @@ func (l *lexer) line(line []byte, no int) {
 		}
 		return
 	}
-	if l.skip > 0 || l.stack[len(l.stack)-1] == "VEVENT" && !eventProperties[name] {
+	if l.skip > 0 || l.stack[len(l.stack)-1] == "VEVENT" && !info.event {
 		return
 	}
 	if !known {

@@ -74,7 +74,7 @@ func (p *parser) extract(r *rawEvent, props []ical.IANAProperty, index int) {
 	for i := range props {
 		pr := &props[i]
 		name := pr.IANAToken
-		if k, ok := singularNames[name]; ok {
+		if k, ok := singularKey(name); ok {
 			if prev := r.single[k]; prev != nil {
 				if prev.Value == pr.Value && sameParams(prev, pr) {
 					continue

@@ -211,14 +211,29 @@ func TestParseStreamErrors(t *testing.T) {
 	}
 }
 
-// TestNamesInterned: every name the lexer compares against is interned, so
-// that lookupName finding none means it is none of them.
+// TestNamesInterned: every name the lexer compares against is in the name
+// table with its flags, so that a name not found is none of them; and
+// singularKey is singularNames.
 func TestNamesInterned(t *testing.T) {
 	for _, set := range []map[string]bool{knownProperty, eventProperties, freeText, eventLike, ignoredComponents} {
 		for n := range set {
-			if s, ok := lookupName([]byte(strings.ToLower(n))); !ok || s != n {
-				t.Errorf("%q not interned (got %q)", n, s)
+			e := lookupName([]byte(strings.ToLower(n)))
+			if e.name != n || e.known != knownProperty[n] || e.event != eventProperties[n] || e.free != freeText[n] {
+				t.Errorf("%q: entry %+v", n, e)
 			}
 		}
+	}
+	for _, n := range []string{"", "X-UNHEARD-OF", "VEVENTS", "DTSTAR", strings.Repeat("A", 41)} {
+		if e := lookupName([]byte(n)); e != unknownName {
+			t.Errorf("%q found: %+v", n, e)
+		}
+	}
+	for n, k := range singularNames {
+		if got, ok := singularKey(n); !ok || got != k {
+			t.Errorf("singularKey(%q) = %v, %v", n, got, ok)
+		}
+	}
+	if _, ok := singularKey("RRULE"); ok {
+		t.Error("RRULE is not singular")
 	}
 }
