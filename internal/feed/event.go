@@ -93,6 +93,9 @@ func (e *Event) ComputeHash() string {
 	// at once.
 	var stack [1024]byte
 	buf := stack[:0]
+	if n := len(e.Summary) + len(e.Description) + len(e.Location) + len(e.URL) + 200; n > len(stack) {
+		buf = make([]byte, 0, n+64*len(e.Recurrence))
+	}
 	w := func(s string) {
 		buf = strconv.AppendInt(buf, int64(len(s)), 10)
 		buf = append(buf, ':')
