@@ -61,102 +61,163 @@ func init() {
 var eventLike = map[string]bool{"VEVENT": true, "VTODO": true, "VJOURNAL": true, "VFREEBUSY": true, "VTIMEZONE": true}
 
 // clean rewrites a feed body (BOM, CRLF/LF/CR, folding, case and structure
-// repaired). It fails only when the body is not a calendar or is truncated.
+// repaired) into the text golang-ical reads. It fails only when the body is
+// not a calendar or is truncated. Parsing builds golang-ical's components
+// from the same lines without the text (scan.go); the text is what the
+// tests compare that against.
 func clean(body []byte) (*cleaned, error) {
-	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
-	if err := sniff(body); err != nil {
+	c := &cleaned{data: make([]byte, 0, len(body)+64)}
+	repairs, err := lex(bytesSource(body), &textSink{c: c})
+	if err != nil {
 		return nil, err
 	}
-	c := &cleaned{data: make([]byte, 0, len(body)+64)}
-	l := lexer{c: c}
+	c.repairs = repairs
+	return c, nil
+}
+
+// sink receives the repaired lines of a feed: BEGIN and END of each
+// component kept (VCALENDAR first and last) and each property line kept,
+// name upper-cased and rest (from the ';' or ':' after the name) mended.
+// rest is valid only during the call.
+type sink interface {
+	begin(comp string)
+	end(comp string)
+	prop(name string, rest []byte)
+}
+
+// textSink writes the lines as text, one per "\n", noting where each
+// top-level component lies and which lines are the calendar's own.
+type textSink struct {
+	c     *cleaned
+	depth int
+	start int
+	count map[string]int
+}
+
+func (t *textSink) begin(comp string) {
+	if t.depth == 1 {
+		t.start = len(t.c.data)
+	}
+	t.depth++
+	t.write("BEGIN:", []byte(comp))
+}
+
+func (t *textSink) end(comp string) {
+	t.depth--
+	t.write("END:", []byte(comp))
+	if t.depth == 1 {
+		if t.count == nil {
+			t.count = map[string]int{}
+		}
+		t.count[comp]++
+		t.c.comps = append(t.c.comps, span{name: comp, nth: t.count[comp], start: t.start, end: len(t.c.data)})
+	}
+}
+
+func (t *textSink) prop(name string, rest []byte) {
+	if t.depth == 1 {
+		t.c.header = append(t.c.header, name...)
+		t.c.header = append(t.c.header, rest...)
+		t.c.header = append(t.c.header, '\n')
+	}
+	t.write(name, rest)
+}
+
+func (t *textSink) write(name string, rest []byte) {
+	t.c.data = append(t.c.data, name...)
+	t.c.data = append(t.c.data, rest...)
+	t.c.data = append(t.c.data, '\n')
+}
+
+// lex reads a feed's lines and hands the repaired ones to out. It returns
+// what it mended, and fails only when the body is not a calendar or is
+// truncated (or, from a stream, cannot be read).
+func lex(src *lineSource, out sink) ([]string, error) {
+	src.skipBOM()
+	if err := sniff(src.head(512)); err != nil {
+		return nil, err
+	}
+	l := &lexer{out: out, curInfo: unknownName}
 	// Two stages: physical lines are unfolded the RFC 5545 way into
 	// logical lines; then a logical line that cannot start a property is
 	// joined to the one before (a raw newline in a DESCRIPTION, a fold
-	// that lost its space).
-	var cur []byte // the repaired line being built (may alias body)
-	owned := false // cur was copied and may be appended to
-	curName := ""
-	blanks := 0
-	curLine := 0
-	rawBreaks, badFolds := 0, 0
-	flush := func() {
-		if rawBreaks > 0 {
-			l.note(fmt.Sprintf("line %d: %d raw line breaks inside %s kept as text", curLine, rawBreaks, curName))
+	// that lost its space). Lines are copied into the lexer's buffers, so
+	// that a stream's buffer may move under them.
+	lineNo := 0
+	for {
+		pl, ok := src.next()
+		if !ok {
+			break
 		}
-		if badFolds > 0 {
-			l.note(fmt.Sprintf("line %d: %d lines folded without the leading space joined to %s", curLine, badFolds, curName))
-		}
-		rawBreaks, badFolds = 0, 0
-		if cur != nil {
-			l.line(cur, curLine)
-		}
-		cur, owned, curName = nil, false, ""
-	}
-	accept := func(ll []byte, no int) {
-		if len(ll) == 0 {
-			blanks++
-			return
-		}
-		if cur != nil && continues(curName, ll) {
-			if !owned {
-				cur, owned = append(make([]byte, 0, len(cur)+len(ll)+64), cur...), true
-			}
-			if freeText[curName] {
-				for ; blanks > 0; blanks-- {
-					cur = append(cur, `\n`...)
-				}
-				cur = append(cur, `\n`...)
-				rawBreaks++
-			} else {
-				badFolds++
-			}
-			cur = append(cur, ll...)
-			blanks = 0
-			return
-		}
-		flush()
-		blanks = 0
-		cur, curLine = ll, no
-		curName = upperName(ll)
-	}
-	var logical []byte // the RFC 5545 logical line being unfolded
-	lOwned := false
-	lineNo, logicalNo := 0, 0
-	started := false
-	for len(body) > 0 {
 		lineNo++
-		var pl []byte
-		i := bytes.IndexAny(body, "\r\n")
-		if i < 0 {
-			pl, body = body, nil
-		} else {
-			pl = body[:i]
-			if body[i] == '\r' && i+1 < len(body) && body[i+1] == '\n' {
-				body = body[i+2:]
-			} else {
-				body = body[i+1:]
-			}
-		}
-		if len(pl) > 0 && (pl[0] == ' ' || pl[0] == '\t') && started {
-			if !lOwned {
-				logical, lOwned = append(make([]byte, 0, len(logical)+len(pl)+64), logical...), true
-			}
-			logical = append(logical, pl[1:]...)
+		if len(pl) > 0 && (pl[0] == ' ' || pl[0] == '\t') && l.started {
+			l.logical = append(l.logical, pl[1:]...)
 			continue
 		}
-		if started {
-			accept(logical, logicalNo)
+		if l.started {
+			l.accept()
 		}
-		logical, lOwned, logicalNo, started = pl, false, lineNo, true
+		l.logical = append(l.logical[:0], pl...)
+		l.logicalNo, l.started = lineNo, true
 	}
-	if started {
-		accept(logical, logicalNo)
+	if src.err != nil {
+		return nil, fmt.Errorf("feed: read: %w", src.err)
 	}
-	flush()
+	if l.started {
+		l.accept()
+	}
+	l.flush()
 	if err := l.finish(); err != nil {
 		return nil, err
 	}
-	return c, nil
+	return l.repairs, nil
+}
+
+// accept takes the logical line just completed (l.logical).
+func (l *lexer) accept() {
+	ll := l.logical
+	if len(ll) == 0 {
+		l.blanks++
+		return
+	}
+	if l.haveCur && continues(l.curInfo.free, ll) {
+		if l.curInfo.free {
+			for ; l.blanks > 0; l.blanks-- {
+				l.cur = append(l.cur, `\n`...)
+			}
+			l.cur = append(l.cur, `\n`...)
+			l.rawBreaks++
+		} else {
+			l.badFolds++
+		}
+		l.cur = append(l.cur, ll...)
+		l.blanks = 0
+		return
+	}
+	l.flush()
+	l.blanks = 0
+	// The line becomes the current one; its buffer is swapped, not copied.
+	l.cur, l.logical = ll, l.cur[:0]
+	l.curLine, l.haveCur = l.logicalNo, true
+	l.curInfo = lookupName(ll[:nameEnd(ll)])
+}
+
+// flush hands the current repaired line on.
+func (l *lexer) flush() {
+	if l.rawBreaks > 0 || l.badFolds > 0 {
+		name := upperName(l.cur)
+		if l.rawBreaks > 0 {
+			l.note(fmt.Sprintf("line %d: %d raw line breaks inside %s kept as text", l.curLine, l.rawBreaks, name))
+		}
+		if l.badFolds > 0 {
+			l.note(fmt.Sprintf("line %d: %d lines folded without the leading space joined to %s", l.curLine, l.badFolds, name))
+		}
+	}
+	l.rawBreaks, l.badFolds = 0, 0
+	if l.haveCur {
+		l.line(l.cur, l.curLine, l.curInfo)
+	}
+	l.haveCur, l.curInfo = false, unknownName
 }
 
 // sniff rejects bodies that are clearly not a calendar, with a sentence a
@@ -227,32 +288,45 @@ func nameEnd(line []byte) int {
 	return i
 }
 
-// continues reports whether a physical line that does not start with a
-// space still belongs to the previous logical line.
-func continues(prevName string, pl []byte) bool {
+// continues reports whether a logical line that does not start like a
+// property still belongs to the previous one (prevFree: a free-text
+// property).
+func continues(prevFree bool, pl []byte) bool {
 	n := nameEnd(pl)
 	if n == 0 {
 		return true
 	}
-	if !freeText[prevName] {
+	if !prevFree {
 		return false
 	}
-	name := upperASCII(pl[:n])
-	return !knownProperty[name] && !(len(name) > 2 && name[:2] == "X-")
+	xName := n > 2 && (pl[0] == 'X' || pl[0] == 'x') && (pl[1] == '-' || pl[1] == '_')
+	return !lookupName(pl[:n]).known && !xName
 }
 
 type lexer struct {
-	c      *cleaned
-	stack  []string
-	opened bool // BEGIN:VCALENDAR seen
-	closed bool // END:VCALENDAR seen (another BEGIN:VCALENDAR merges)
-	after  int  // lines ignored after END:VCALENDAR
-	start  int  // offset of the current top-level component
-	notes  int
-	count  map[string]int // top-level components so far, by name
+	out     sink
+	repairs []string
+	stack   []string
+	opened  bool // BEGIN:VCALENDAR seen
+	closed  bool // END:VCALENDAR seen (another BEGIN:VCALENDAR merges)
+	after   int  // lines ignored after END:VCALENDAR
+	notes   int
 	// skip is the stack depth of a component dropped whole (a VALARM, a
 	// VTODO), 0 when none is.
 	skip int
+
+	// The line stages (see lex): the logical line being unfolded, and the
+	// repaired line being joined.
+	logical   []byte
+	logicalNo int
+	started   bool
+	cur       []byte
+	curLine   int
+	haveCur   bool
+	curInfo   *nameInfo // cur's name
+	blanks    int
+	rawBreaks int
+	badFolds  int
 }
 
 // eventProperties are the VEVENT properties normalisation reads. The rest
@@ -271,28 +345,19 @@ var ignoredComponents = map[string]bool{"VTODO": true, "VJOURNAL": true, "VFREEB
 func (l *lexer) note(s string) {
 	l.notes++
 	if l.notes <= maxRepairNotes {
-		l.c.repairs = append(l.c.repairs, s)
+		l.repairs = append(l.repairs, s)
 	} else if l.notes == maxRepairNotes+1 {
-		l.c.repairs = append(l.c.repairs, "more repairs not listed")
+		l.repairs = append(l.repairs, "more repairs not listed")
 	}
-}
-
-func (l *lexer) emit(name string, rest []byte) {
-	l.c.data = append(l.c.data, name...)
-	l.c.data = append(l.c.data, rest...)
-	l.c.data = append(l.c.data, '\n')
 }
 
 func (l *lexer) begin(comp string) {
 	if l.skip == 0 && (len(l.stack) == 1 && ignoredComponents[comp] || len(l.stack) > 1 && l.stack[len(l.stack)-1] == "VEVENT") {
 		l.skip = len(l.stack) + 1
 	}
-	if len(l.stack) == 1 {
-		l.start = len(l.c.data)
-	}
 	l.stack = append(l.stack, comp)
 	if l.skip == 0 {
-		l.emit("BEGIN:", []byte(comp))
+		l.out.begin(comp)
 	}
 }
 
@@ -308,31 +373,24 @@ func (l *lexer) end() {
 		}
 		return
 	}
-	l.emit("END:", []byte(comp))
-	if len(l.stack) == 1 {
-		if l.count == nil {
-			l.count = map[string]int{}
-		}
-		l.count[comp]++
-		l.c.comps = append(l.c.comps, span{name: comp, nth: l.count[comp], start: l.start, end: len(l.c.data)})
-	}
+	l.out.end(comp)
 }
 
-// line handles one logical line.
-func (l *lexer) line(line []byte, no int) {
+// line handles one repaired line, whose name is info.
+func (l *lexer) line(line []byte, no int, info *nameInfo) {
 	n := nameEnd(line)
 	if n == 0 {
 		l.note(fmt.Sprintf("line %d: not a content line, ignored", no))
 		return
 	}
-	name := upperASCII(line[:n])
+	name, known := info.name, info != unknownName
 	rest := line[n:]
 	if name == "BEGIN" || name == "END" {
 		if rest[0] != ':' {
 			l.note(fmt.Sprintf("line %d: %s with parameters, ignored", no, name))
 			return
 		}
-		comp := upperASCII(bytes.TrimSpace(rest[1:]))
+		comp := internName(bytes.TrimSpace(rest[1:]))
 		if name == "BEGIN" {
 			l.beginLine(comp, no)
 		} else {
@@ -346,20 +404,18 @@ func (l *lexer) line(line []byte, no int) {
 		}
 		return
 	}
-	if l.skip > 0 || l.stack[len(l.stack)-1] == "VEVENT" && !eventProperties[name] {
+	if l.skip > 0 || l.stack[len(l.stack)-1] == "VEVENT" && !info.event {
 		return
+	}
+	if !known {
+		name = upperASCII(line[:n])
 	}
 	fixed, ok := fixParams(rest)
 	if !ok {
 		l.note(fmt.Sprintf("line %d: %s has no value, ignored", no, name))
 		return
 	}
-	if len(l.stack) == 1 {
-		l.c.header = append(l.c.header, name...)
-		l.c.header = append(l.c.header, fixed...)
-		l.c.header = append(l.c.header, '\n')
-	}
-	l.emit(name, fixed)
+	l.out.prop(name, fixed)
 }
 
 func (l *lexer) beginLine(comp string, no int) {
@@ -429,143 +485,6 @@ func (l *lexer) finish() error {
 	if l.after > 0 {
 		l.note(fmt.Sprintf("%d lines after END:VCALENDAR ignored", l.after))
 	}
-	l.emit("END:", []byte("VCALENDAR"))
+	l.out.end("VCALENDAR")
 	return nil
-}
-
-// fixParams checks the parameters and value separator of a content line
-// (rest starts after the name, with ';' or ':') and mends what golang-ical
-// would reject: a quoted TZID that swallowed the value
-// (TZID="W. Europe Standard Time:20200609T090000"), upper-case parameter
-// names, stray quotes and control characters in parameter values. It
-// returns rest itself when nothing needed mending, and false when the line
-// has no value at all.
-func fixParams(rest []byte) ([]byte, bool) {
-	if rest[0] == ':' {
-		return rest, true
-	}
-	var out []byte // nil until a change is needed
-	p := 0
-	for p < len(rest) && rest[p] == ';' {
-		p++
-		ns := p
-		for p < len(rest) && rest[p] != '=' && rest[p] != ':' && rest[p] != ';' {
-			p++
-		}
-		pname := rest[ns:p]
-		if p >= len(rest) || rest[p] != '=' || len(pname) == 0 {
-			// A parameter without a value: drop it.
-			if out == nil {
-				out = append([]byte(nil), rest[:ns-1]...)
-			}
-			continue
-		}
-		if needsUpper(pname) && out == nil {
-			out = append([]byte(nil), rest[:ns]...)
-		}
-		if out != nil {
-			out = append(out, ';')
-			out = append(out, upperASCII(pname)...)
-			out = append(out, '=')
-		}
-		p++ // '='
-		for {
-			vs := p
-			if p < len(rest) && rest[p] == '"' {
-				q := bytes.IndexByte(rest[p+1:], '"')
-				if q < 0 {
-					return nil, false
-				}
-				val := rest[p+1 : p+1+q]
-				p += q + 2
-				if p >= len(rest) {
-					// The quote swallowed the value: TZID="Zone:20200609T090000".
-					c := bytes.LastIndexByte(val, ':')
-					if c < 0 {
-						return nil, false
-					}
-					if out == nil {
-						out = append([]byte(nil), rest[:vs]...)
-					}
-					out = append(out, '"')
-					out = append(out, cleanParamValue(val[:c])...)
-					out = append(out, '"')
-					out = append(out, val[c:]...)
-					return out, true
-				}
-				if out == nil && hasControl(val) {
-					out = append([]byte(nil), rest[:vs]...)
-				}
-				if out != nil {
-					out = append(out, '"')
-					out = append(out, cleanParamValue(val)...)
-					out = append(out, '"')
-				}
-			} else {
-				for p < len(rest) && rest[p] != ';' && rest[p] != ':' && rest[p] != ',' {
-					p++
-				}
-				val := rest[vs:p]
-				if out == nil && (hasControl(val) || bytes.IndexByte(val, '"') >= 0 || bytes.IndexByte(val, '\\') >= 0) {
-					out = append([]byte(nil), rest[:vs]...)
-				}
-				if out != nil {
-					v := cleanParamValue(val)
-					v = bytes.ReplaceAll(v, []byte(`"`), nil)
-					v = bytes.ReplaceAll(v, []byte(`\`), nil)
-					out = append(out, v...)
-				}
-			}
-			if p < len(rest) && rest[p] == ',' {
-				if out != nil {
-					out = append(out, ',')
-				}
-				p++
-				continue
-			}
-			break
-		}
-		if p < len(rest) && rest[p] != ';' && rest[p] != ':' {
-			return nil, false
-		}
-	}
-	if p >= len(rest) || rest[p] != ':' {
-		return nil, false
-	}
-	if out == nil {
-		return rest, true
-	}
-	return append(out, rest[p:]...), true
-}
-
-func needsUpper(b []byte) bool {
-	for _, c := range b {
-		if c >= 'a' && c <= 'z' || c == '_' {
-			return true
-		}
-	}
-	return false
-}
-
-func hasControl(b []byte) bool {
-	for _, c := range b {
-		if c < 0x20 && c != '\t' || c == 0x7f {
-			return true
-		}
-	}
-	return false
-}
-
-func cleanParamValue(b []byte) []byte {
-	if !hasControl(b) {
-		return b
-	}
-	out := make([]byte, 0, len(b))
-	for _, c := range b {
-		if c < 0x20 && c != '\t' || c == 0x7f {
-			continue
-		}
-		out = append(out, c)
-	}
-	return out
 }

@@ -67,14 +67,14 @@ func (r *rawEvent) text(k propKey) string {
 	return ""
 }
 
-// extract sorts a VEVENT's properties and notes the years its TZIDs are
-// used in.
-func (p *parser) extract(props []ical.IANAProperty, index int) *rawEvent {
-	r := &rawEvent{index: index}
+// extract sorts a VEVENT's properties into r (reused: its lists keep
+// their room) and notes the years its TZIDs are used in.
+func (p *parser) extract(r *rawEvent, props []ical.IANAProperty, index int) {
+	*r = rawEvent{index: index, rrules: r.rrules[:0], exdate: r.exdate[:0], rdate: r.rdate[:0]}
 	for i := range props {
 		pr := &props[i]
 		name := pr.IANAToken
-		if k, ok := singularNames[name]; ok {
+		if k, ok := singularKey(name); ok {
 			if prev := r.single[k]; prev != nil {
 				if prev.Value == pr.Value && sameParams(prev, pr) {
 					continue
@@ -110,7 +110,6 @@ func (p *parser) extract(props []ical.IANAProperty, index int) *rawEvent {
 			r.exrule = true
 		}
 	}
-	return r
 }
 
 func sameParams(a, b *ical.IANAProperty) bool {

@@ -1,14 +1,10 @@
 package feed
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	ical "github.com/arran4/golang-ical"
@@ -77,131 +73,41 @@ type Calendar struct {
 }
 
 // Parse reads an iCalendar document and normalises its events. It fails
-// only when the input is not a calendar (HTML, empty, truncated); a bad
-// event is skipped with a warning naming it. Events come out sorted by key.
+// only when the input is not a calendar (HTML, empty, truncated) or cannot
+// be read; a bad event is skipped with a warning naming it. Events come
+// out sorted by key. The document is read a buffer at a time: only the
+// parsed components are held, never the whole text.
 func Parse(r io.Reader, opts Options) (*Calendar, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, fmt.Errorf("feed: read: %w", err)
-	}
-	return ParseBytes(data, opts)
+	return parse(readerSource(r), opts)
 }
 
-// ParseBytes is Parse on a body already in memory.
+// ParseBytes is Parse on a body already in memory. The calendar does not
+// keep data.
 func ParseBytes(data []byte, opts Options) (*Calendar, error) {
-	cl, err := clean(data)
+	return parse(bytesSource(data), opts)
+}
+
+func parse(src *lineSource, opts Options) (*Calendar, error) {
+	tree := newTreeSink()
+	repairs, err := lex(src, tree)
 	if err != nil {
 		return nil, err
 	}
 	p := &parser{opts: opts, cal: &Calendar{}, zones: tz.NewResolver(), warned: map[string]bool{}}
-	for _, rep := range cl.repairs {
+	for _, rep := range repairs {
 		p.warn("", "repaired: "+rep)
 	}
-	comps, props := p.components(cl)
+	p.cal.Warnings = append(p.cal.Warnings, tree.unreadable...)
+	props := tree.props
+	if tree.propsBad {
+		// golang-ical reads no calendar property when one is unreadable.
+		props = nil
+	}
 	p.calendarProps(props)
+	comps := tree.comps
+	tree = nil
 	p.run(comps)
 	return p.cal, nil
-}
-
-// components parses the cleaned body with golang-ical. When it fails on the
-// whole, each top-level component is parsed on its own so that one it
-// cannot read costs only that component.
-func (p *parser) components(cl *cleaned) ([]ical.Component, []ical.CalendarProperty) {
-	workers := min(runtime.GOMAXPROCS(0), len(cl.comps)/parallelChunk)
-	if workers < 2 {
-		ic, err := parseICal(cl.data)
-		if err == nil {
-			return ic.Components, ic.CalendarProperties
-		}
-		var props []ical.CalendarProperty
-		if hc, err := parseICal(wrapCalendar(cl.header)); err == nil {
-			props = hc.CalendarProperties
-		}
-		return p.oneByOne(cl, cl.comps), props
-	}
-	// A large feed is cut at component boundaries into one slice per CPU;
-	// golang-ical reads the slices side by side.
-	var props []ical.CalendarProperty
-	if hc, err := parseICal(wrapCalendar(cl.header)); err == nil {
-		props = hc.CalendarProperties
-	}
-	parts := make([][]ical.Component, workers)
-	failed := make([]bool, workers)
-	bounds := func(w int) (int, int) { return w * len(cl.comps) / workers, (w + 1) * len(cl.comps) / workers }
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			lo, hi := bounds(w)
-			ic, err := parseICal(wrapCalendar(cl.data[cl.comps[lo].start:cl.comps[hi-1].end]))
-			if err != nil {
-				failed[w] = true
-				return
-			}
-			parts[w] = ic.Components
-		}()
-	}
-	wg.Wait()
-	var comps []ical.Component
-	for w := range workers {
-		if failed[w] {
-			lo, hi := bounds(w)
-			parts[w] = p.oneByOne(cl, cl.comps[lo:hi])
-		}
-		comps = append(comps, parts[w]...)
-	}
-	return comps, props
-}
-
-// parallelChunk is the fewest components worth a goroutine of their own.
-const parallelChunk = 2000
-
-// oneByOne parses components one at a time, skipping with a warning those
-// golang-ical cannot read.
-func (p *parser) oneByOne(cl *cleaned, spans []span) []ical.Component {
-	var comps []ical.Component
-	for _, s := range spans {
-		chunk := cl.data[s.start:s.end]
-		c, err := parseICal(wrapCalendar(chunk))
-		if err != nil || len(c.Components) != 1 {
-			if err == nil {
-				err = errors.New("no component")
-			}
-			uid, summary := peekIdentity(chunk)
-			p.warn(uid, fmt.Sprintf("%s %d%s skipped: unreadable: %v", s.name, s.nth, quoteSummary(summary), err))
-			continue
-		}
-		comps = append(comps, c.Components[0])
-	}
-	return comps
-}
-
-func parseICal(data []byte) (*ical.Calendar, error) {
-	return ical.ParseCalendarWithOptions(bytes.NewReader(data), ical.WithUnknownPropertyHandler(ical.AcceptUnknownPropertyHandler))
-}
-
-func wrapCalendar(body []byte) []byte {
-	out := make([]byte, 0, len(body)+32)
-	out = append(out, "BEGIN:VCALENDAR\n"...)
-	out = append(out, body...)
-	return append(out, "END:VCALENDAR\n"...)
-}
-
-// peekIdentity finds the UID and SUMMARY lines of a cleaned component, to
-// name it in a warning.
-func peekIdentity(chunk []byte) (uid, summary string) {
-	for line := range bytes.SplitSeq(chunk, []byte("\n")) {
-		switch {
-		case bytes.HasPrefix(line, []byte("UID:")) && uid == "":
-			uid = string(bytes.TrimSpace(line[4:]))
-		case bytes.HasPrefix(line, []byte("SUMMARY")) && summary == "":
-			if i := bytes.IndexByte(line, ':'); i >= 0 {
-				summary = ical.FromText(string(line[i+1:]))
-			}
-		}
-	}
-	return uid, summary
 }
 
 func quoteSummary(s string) string {
@@ -251,7 +157,11 @@ func (p *parser) calendarProps(props []ical.CalendarProperty) {
 }
 
 func (p *parser) run(comps []ical.Component) {
-	var raws []*rawEvent
+	// Every TZID's years are noted before any zone is resolved: a first
+	// pass reads the VTIMEZONEs and the events' times; the second
+	// normalises each event and lets its component go.
+	var raw rawEvent
+	nEvents := 0
 	for _, c := range comps {
 		switch c := c.(type) {
 		case *ical.VTimezone:
@@ -264,18 +174,27 @@ func (p *parser) run(comps []ical.Component) {
 				p.zones.Define(id, vz)
 			}
 		case *ical.VEvent:
-			raws = append(raws, p.extract(c.Properties, len(raws)+1))
+			nEvents++
+			p.extract(&raw, c.Properties, nEvents)
 		}
 	}
 	p.setFloating()
-	events := make([]Event, 0, len(raws))
-	series := make([]*series, 0, len(raws))
-	for _, raw := range raws {
+	events := make([]Event, 0, nEvents)
+	series := make([]*series, 0, nEvents)
+	index := 0
+	for i, c := range comps {
+		c, ok := c.(*ical.VEvent)
+		if !ok {
+			continue
+		}
+		comps[i] = nil
+		index++
+		p.extract(&raw, c.Properties, index)
 		if raw.err != nil {
 			p.warn(raw.uid, fmt.Sprintf("event %d%s skipped: %v", raw.index, quoteSummary(raw.text(pSummary)), raw.err))
 			continue
 		}
-		ev, s, err := p.normalise(raw)
+		ev, s, err := p.normalise(&raw)
 		if err != nil {
 			p.warn(raw.uid, fmt.Sprintf("event %d%s skipped: %v", raw.index, quoteSummary(raw.text(pSummary)), err))
 			continue
@@ -340,7 +259,8 @@ func (p *parser) settleKeys(events []Event, ss []*series) ([]Event, []*series) {
 		}
 	}
 	alignRecurrenceIDs(events, ss)
-	// Duplicate keys: keep the newest version.
+	// Duplicate keys: keep the newest version. The events are sorted in
+	// place, not copied.
 	slices.SortStableFunc(idx, func(a, b int) int {
 		ka, kb := events[a].Key(), events[b].Key()
 		if c := strings.Compare(ka.UID, kb.UID); c != 0 {
@@ -351,27 +271,50 @@ func (p *parser) settleKeys(events []Event, ss []*series) ([]Event, []*series) {
 		}
 		return newer(&events[a], &events[b], ss[a], ss[b])
 	})
-	outE := make([]Event, 0, len(idx))
-	outS := make([]*series, 0, len(idx))
-	for n := 0; n < len(idx); {
+	permute(events, ss, idx)
+	outE, outS := events[:0], ss[:0]
+	for n := 0; n < len(events); {
 		m := n + 1
-		for m < len(idx) && events[idx[m]].Key() == events[idx[n]].Key() {
+		for m < len(events) && events[m].Key() == events[n].Key() {
 			m++
 		}
-		best := idx[n]
 		if m-n > 1 {
-			ev := &events[best]
+			ev := &events[n]
 			p.warn(ev.UID, fmt.Sprintf("%d events share UID %q%s; kept the one with SEQUENCE %d%s",
 				m-n, ev.UID, ridNote(ev.RecurrenceID), ev.Sequence, quoteSummary(ev.Summary)))
 		}
-		outE = append(outE, events[best])
-		outS = append(outS, ss[best])
+		outE = append(outE, events[n])
+		outS = append(outS, ss[n])
 		n = m
 	}
+	clear(events[len(outE):])
+	clear(ss[len(outS):])
 	if p.opts.Identity == IdentityContent {
 		outE, outS = contentIdentity(outE, outS)
 	}
 	return outE, outS
+}
+
+// permute reorders events and ss in place so that position k holds what
+// was at idx[k], following each cycle of the permutation; idx is spent.
+func permute(events []Event, ss []*series, idx []int) {
+	for start := range idx {
+		if idx[start] < 0 {
+			continue
+		}
+		tmpE, tmpS := events[start], ss[start]
+		k := start
+		for {
+			next := idx[k]
+			idx[k] = -1
+			if next == start {
+				events[k], ss[k] = tmpE, tmpS
+				break
+			}
+			events[k], ss[k] = events[next], ss[next]
+			k = next
+		}
+	}
 }
 
 func ridNote(rid string) string {

@@ -3,7 +3,6 @@ package feed
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"io"
 	"slices"
 	"strconv"
 )
@@ -50,12 +49,17 @@ const hashVersion = "h1"
 func (e *Event) ComputeHash() string { return e.Shown().hash(e.ThisAndFuture) }
 
 func (s Shown) hash(thisAndFuture bool) string {
-	h := sha256.New()
-	var num [20]byte
-	w := func(s string) {
-		h.Write(strconv.AppendInt(num[:0], int64(len(s)), 10))
-		h.Write([]byte{':'})
-		io.WriteString(h, s)
+	// The fields go into one buffer, each as "<length>:<field>", hashed at
+	// once: no allocation for a typical event.
+	var stack [1024]byte
+	buf := stack[:0]
+	if n := len(s.Summary) + len(s.Description) + len(s.Location) + len(s.URL) + 200; n > len(stack) {
+		buf = make([]byte, 0, n+64*len(s.Recurrence))
+	}
+	w := func(v string) {
+		buf = strconv.AppendInt(buf, int64(len(v)), 10)
+		buf = append(buf, ':')
+		buf = append(buf, v...)
 	}
 	w(hashVersion)
 	w(s.Summary)
@@ -63,11 +67,17 @@ func (s Shown) hash(thisAndFuture bool) string {
 	w(s.Location)
 	w(s.URL)
 	for _, t := range [2]Time{s.Start, s.End} {
+		var piece [64]byte
+		p := piece[:0]
 		if t.AllDay {
-			w("D" + t.Date())
+			p = t.T.AppendFormat(append(p, 'D'), "2006-01-02")
 		} else {
-			w("T" + strconv.FormatInt(t.T.Unix(), 10) + "@" + t.Zone)
+			p = strconv.AppendInt(append(p, 'T'), t.T.Unix(), 10)
+			p = append(append(p, '@'), t.Zone...)
 		}
+		buf = strconv.AppendInt(buf, int64(len(p)), 10)
+		buf = append(buf, ':')
+		buf = append(buf, p...)
 	}
 	w(s.Status)
 	w(s.Transparency)
@@ -82,6 +92,8 @@ func (s Shown) hash(thisAndFuture bool) string {
 	for _, r := range rec {
 		w(r)
 	}
-	var sum [sha256.Size]byte
-	return hex.EncodeToString(h.Sum(sum[:0])[:16])
+	sum := sha256.Sum256(buf)
+	var out [32]byte
+	hex.Encode(out[:], sum[:16])
+	return string(out[:])
 }

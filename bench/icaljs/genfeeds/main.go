@@ -1,5 +1,5 @@
-// Command genfeeds writes the benchmark feeds (feedgen) to files, so that
-// bench.js parses exactly what BenchmarkParse parses.
+// Command genfeeds writes the benchmark feeds (feedgen's shapes) to files,
+// so that bench.js parses exactly what BenchmarkParse parses.
 package main
 
 import (
@@ -15,11 +15,13 @@ import (
 func main() {
 	dir := flag.String("o", ".", "output directory")
 	flag.Parse()
-	for _, n := range []int{10_000, 100_000} {
-		path := filepath.Join(*dir, fmt.Sprintf("bench-%d.ics", n))
-		if err := os.WriteFile(path, feedgen.Generate(n), 0o644); err != nil {
-			log.Fatal(err)
+	for _, s := range feedgen.Shapes {
+		for _, n := range s.Events {
+			path := filepath.Join(*dir, fmt.Sprintf("%s-%d.ics", s.Name, n))
+			if err := os.WriteFile(path, s.Generate(n), 0o644); err != nil {
+				log.Fatal(err)
+			}
+			fmt.Println(path)
 		}
-		fmt.Println(path)
 	}
 }

@@ -1,8 +1,9 @@
 // Package feedgen writes synthetic iCalendar feeds for benchmarks: a mix of
 // timed (UTC, IANA and Windows zones), all-day and recurring events, with
 // the VTIMEZONE blocks Outlook and Google include, folded lines and escaped
-// text. The same bytes feed the Go benchmark and the ical.js comparison
-// (bench/icaljs), so that both parse identical input.
+// text (Generate), and the shapes that cost most per event or per byte
+// (Shapes). The same bytes feed the Go benchmark and the ical.js
+// comparison (bench/icaljs), so that both parse identical input.
 package feedgen
 
 import (
@@ -79,4 +80,162 @@ func writeFolded(b *bytes.Buffer, line string) {
 	}
 	b.WriteString(line)
 	b.WriteString("\r\n")
+}
+
+// Shape is a kind of feed: a generator and the sizes benchmarked.
+type Shape struct {
+	Name     string
+	Generate func(n int) []byte
+	Events   []int
+	// Doc says what the shape stands for.
+	Doc string
+}
+
+// Shapes are the feeds BenchmarkParse and bench/icaljs measure.
+var Shapes = []Shape{
+	{"mixed", Generate, []int{1_000, 100_000}, "Generate: the everyday mix"},
+	{"minimal", GenerateMinimal, []int{324_000}, "UID and DTSTART only: 324,000 events in 20 MiB (issue 15)"},
+	{"zones", GenerateZones, []int{2_000}, "40 Outlook display-name VTIMEZONEs matched to IANA zones by their rules"},
+	{"descriptions", GenerateDescriptions, []int{5_000}, "4 KiB folded, escaped descriptions (HTML invitations)"},
+	{"recurrence", GenerateRecurrence, []int{20_000}, "every other event a series with EXDATEs and RDATEs, the rest moved instances"},
+}
+
+func header(b *bytes.Buffer, name string) {
+	b.WriteString("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//calsyncd//feedgen//EN\r\nX-WR-CALNAME:" + name + "\r\n")
+}
+
+// GenerateMinimal returns n events of a UID and a DTSTART each, the
+// smallest event a feed can hold: the most events per byte.
+func GenerateMinimal(n int) []byte {
+	var b bytes.Buffer
+	b.Grow(n*66 + 200)
+	header(&b, "Minimal")
+	base := time.Date(2026, 1, 5, 8, 0, 0, 0, time.UTC)
+	for i := range n {
+		fmt.Fprintf(&b, "BEGIN:VEVENT\r\nUID:%06d\r\nDTSTART:%s\r\nEND:VEVENT\r\n", i, base.Add(time.Duration(i%20000)*time.Hour).Format("20060102T150405Z"))
+	}
+	b.WriteString("END:VCALENDAR\r\n")
+	return b.Bytes()
+}
+
+// windowsRules are Outlook-style observances: standard and daylight
+// offsets, and the local time and yearly rule (BYMONTH;BYDAY) of each
+// switch (no daylight rule: no daylight time).
+var windowsRules = []struct {
+	std, dst     string
+	stdAt, toStd string
+	dstAt, toDst string
+}{
+	{"+0100", "+0200", "030000", "10;-1SU", "020000", "3;-1SU"},
+	{"+0000", "+0100", "020000", "10;-1SU", "010000", "3;-1SU"},
+	{"+0200", "+0300", "040000", "10;-1SU", "030000", "3;-1SU"},
+	{"-0800", "-0700", "020000", "11;1SU", "020000", "3;2SU"},
+	{"-0500", "-0400", "020000", "11;1SU", "020000", "3;2SU"},
+	{"-0600", "-0500", "020000", "11;1SU", "020000", "3;2SU"},
+	{"+1000", "+1100", "030000", "4;1SU", "020000", "10;1SU"},
+	{"+1200", "+1300", "030000", "4;1SU", "020000", "9;-1SU"},
+	{"+0900", "", "000000", "", "", ""},
+	{"+0530", "", "000000", "", "", ""},
+	{"-0300", "", "000000", "", "", ""},
+}
+
+// GenerateZones returns n events spread over 40 VTIMEZONEs named the way
+// Outlook names them ("(UTC+01:00) City 7"): no name resolves, so each is
+// matched to an IANA zone by its rules, the slowest kind of zone.
+func GenerateZones(n int) []byte {
+	const zones = 40
+	var b bytes.Buffer
+	b.Grow(n*400 + zones*500)
+	header(&b, "Zones")
+	name := func(z int) string {
+		r := windowsRules[z%len(windowsRules)]
+		return fmt.Sprintf("(UTC%s:%s) City %d", r.std[:3], r.std[3:], z)
+	}
+	for z := range zones {
+		r := windowsRules[z%len(windowsRules)]
+		fmt.Fprintf(&b, "BEGIN:VTIMEZONE\r\nTZID:%s\r\n", name(z))
+		if r.dst == "" {
+			fmt.Fprintf(&b, "BEGIN:STANDARD\r\nDTSTART:16010101T000000\r\nTZOFFSETFROM:%s\r\nTZOFFSETTO:%s\r\nEND:STANDARD\r\n", r.std, r.std)
+		} else {
+			sm, sd, _ := strings.Cut(r.toStd, ";")
+			dm, dd, _ := strings.Cut(r.toDst, ";")
+			fmt.Fprintf(&b, "BEGIN:STANDARD\r\nDTSTART:16010101T%s\r\nTZOFFSETFROM:%s\r\nTZOFFSETTO:%s\r\nRRULE:FREQ=YEARLY;INTERVAL=1;BYDAY=%s;BYMONTH=%s\r\nEND:STANDARD\r\n", r.stdAt, r.dst, r.std, sd, sm)
+			fmt.Fprintf(&b, "BEGIN:DAYLIGHT\r\nDTSTART:16010101T%s\r\nTZOFFSETFROM:%s\r\nTZOFFSETTO:%s\r\nRRULE:FREQ=YEARLY;INTERVAL=1;BYDAY=%s;BYMONTH=%s\r\nEND:DAYLIGHT\r\n", r.dstAt, r.std, r.dst, dd, dm)
+		}
+		b.WriteString("END:VTIMEZONE\r\n")
+	}
+	base := time.Date(2026, 1, 5, 8, 0, 0, 0, time.UTC)
+	for i := range n {
+		start := base.AddDate(0, 0, i%730).Add(time.Duration(i%10) * time.Hour)
+		z := name(i % zones)
+		fmt.Fprintf(&b, "BEGIN:VEVENT\r\nUID:zone-%d@bench.calsyncd.example\r\nDTSTAMP:20260101T000000Z\r\n", i)
+		fmt.Fprintf(&b, "DTSTART;TZID=\"%s\":%s\r\nDTEND;TZID=\"%s\":%s\r\n", z, start.Format("20060102T150405"), z, start.Add(time.Hour).Format("20060102T150405"))
+		fmt.Fprintf(&b, "SUMMARY:Call %d\r\nX-MICROSOFT-CDO-BUSYSTATUS:BUSY\r\nEND:VEVENT\r\n", i)
+	}
+	b.WriteString("END:VCALENDAR\r\n")
+	return b.Bytes()
+}
+
+// GenerateDescriptions returns n events with 4 KiB descriptions, folded
+// and escaped, and their HTML twin (X-ALT-DESC), as meeting invitations
+// carry: the most bytes per event.
+func GenerateDescriptions(n int) []byte {
+	var b bytes.Buffer
+	b.Grow(n*9000 + 200)
+	header(&b, "Descriptions")
+	base := time.Date(2026, 1, 5, 8, 0, 0, 0, time.UTC)
+	para := "Join the meeting: https://meet.example.com/j/8812345678?pwd=abcdefXYZ\\n" +
+		"Meeting ID: 881 2345 6789\\, Passcode: 424242\\; dial by your location\\n" +
+		"+1 555 0100 US (New York)\\, +44 20 7946 0000 UK (London)\\n\\n"
+	for i := range n {
+		start := base.AddDate(0, 0, i%730).Add(time.Duration(i%10) * time.Hour)
+		fmt.Fprintf(&b, "BEGIN:VEVENT\r\nUID:desc-%d@bench.calsyncd.example\r\nDTSTAMP:20260101T000000Z\r\n", i)
+		fmt.Fprintf(&b, "DTSTART:%s\r\nDTEND:%s\r\nSUMMARY:Invitation %d\\, weekly sync\r\n", start.Format("20060102T150405Z"), start.Add(time.Hour).Format("20060102T150405Z"), i)
+		desc := "DESCRIPTION:" + strings.Repeat(para, 4096/len(para)+1)
+		writeFolded(&b, desc[:4096+12])
+		writeFolded(&b, "X-ALT-DESC;FMTTYPE=text/html:<html><body><p>"+strings.Repeat("Join the meeting<br>", 150)+"</p></body></html>")
+		b.WriteString("END:VEVENT\r\n")
+	}
+	b.WriteString("END:VCALENDAR\r\n")
+	return b.Bytes()
+}
+
+// GenerateRecurrence returns n events: every other one a series (weekly,
+// daily, monthly, yearly; COUNT or UNTIL) with ten EXDATEs and two RDATEs,
+// the rest moved or cancelled instances of those series (RECURRENCE-ID).
+func GenerateRecurrence(n int) []byte {
+	var b bytes.Buffer
+	b.Grow(n*700 + 2000)
+	header(&b, "Recurrence")
+	b.WriteString(vtimezones[2])
+	base := time.Date(2026, 1, 5, 8, 0, 0, 0, time.UTC)
+	rules := []string{"FREQ=WEEKLY;BYDAY=MO,WE,FR;COUNT=60", "FREQ=DAILY;INTERVAL=2;UNTIL=%s", "FREQ=MONTHLY;BYDAY=2TU;COUNT=24", "FREQ=YEARLY;COUNT=10"}
+	for i := 0; i < n; i += 2 {
+		start := base.AddDate(0, 0, i%365).Add(time.Duration(i%10) * time.Hour)
+		uid := fmt.Sprintf("series-%d@bench.calsyncd.example", i)
+		rule := rules[(i/2)%len(rules)]
+		if strings.Contains(rule, "%s") {
+			rule = fmt.Sprintf(rule, start.AddDate(0, 4, 0).UTC().Format("20060102T150405Z"))
+		}
+		fmt.Fprintf(&b, "BEGIN:VEVENT\r\nUID:%s\r\nDTSTAMP:20260101T000000Z\r\nSEQUENCE:1\r\n", uid)
+		fmt.Fprintf(&b, "DTSTART;TZID=Europe/Berlin:%s\r\nDTEND;TZID=Europe/Berlin:%s\r\nRRULE:%s\r\n", start.Format("20060102T150405"), start.Add(time.Hour).Format("20060102T150405"), rule)
+		var ex []string
+		for k := 1; k <= 10; k++ {
+			ex = append(ex, start.AddDate(0, 0, 7*k).Format("20060102T150405"))
+		}
+		fmt.Fprintf(&b, "EXDATE;TZID=Europe/Berlin:%s\r\n", strings.Join(ex, ","))
+		fmt.Fprintf(&b, "RDATE;TZID=Europe/Berlin:%s,%s\r\n", start.AddDate(0, 0, 3).Format("20060102T150405"), start.AddDate(0, 0, 4).Format("20060102T150405"))
+		fmt.Fprintf(&b, "SUMMARY:Series %d\r\nEND:VEVENT\r\n", i)
+		if i+1 < n {
+			orig := start.AddDate(0, 0, 7*11)
+			fmt.Fprintf(&b, "BEGIN:VEVENT\r\nUID:%s\r\nDTSTAMP:20260101T000000Z\r\nSEQUENCE:2\r\nRECURRENCE-ID;TZID=Europe/Berlin:%s\r\n", uid, orig.Format("20060102T150405"))
+			fmt.Fprintf(&b, "DTSTART;TZID=Europe/Berlin:%s\r\nDTEND;TZID=Europe/Berlin:%s\r\n", orig.Add(2*time.Hour).Format("20060102T150405"), orig.Add(3*time.Hour).Format("20060102T150405"))
+			if i%4 == 0 {
+				b.WriteString("STATUS:CANCELLED\r\n")
+			}
+			fmt.Fprintf(&b, "SUMMARY:Series %d (moved)\r\nEND:VEVENT\r\n", i)
+		}
+	}
+	b.WriteString("END:VCALENDAR\r\n")
+	return b.Bytes()
 }
