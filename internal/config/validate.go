@@ -185,6 +185,7 @@ func (c *Config) validate(d *decoder) Errors {
 			bad(p+".basic_auth.username", "required with basic_auth")
 		}
 	}
+	c.validateAlerts(bad)
 	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Line < errs[j].Line })
 	return errs
 }
