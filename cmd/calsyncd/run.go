@@ -47,6 +47,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	metrics := status.NewMetrics()
 	a.runner.Observer = metrics
 	a.metrics = metrics
+	metrics.CountAlerts(alertEvents())
 
 	d := subscription.NewDaemon(cfg, a.runner, a.store, log, uint64(time.Now().UnixNano()))
 	// Leases let several replicas share one database: each account is paced

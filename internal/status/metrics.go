@@ -2,6 +2,7 @@ package status
 
 import (
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,6 +28,9 @@ type Metrics struct {
 	state         *prometheus.GaugeVec
 	spacing       *prometheus.GaugeVec
 	throttleUntil *prometheus.GaugeVec
+
+	alertsOnce sync.Once
+	alerts     *prometheus.CounterVec
 }
 
 // NewMetrics registers every metric on a new registry.
