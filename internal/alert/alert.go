@@ -75,6 +75,7 @@ type Options struct {
 	// mass-delete guard's confirm_runs for the messages, and the secrets
 	// no message may carry. A reload takes effect at once.
 	Config func() *config.Config
+	// Memory keeps what was announced (required).
 	Memory Memory
 	Logger *slog.Logger
 	// Client posts the alerts (default: 10 s per request).

@@ -61,7 +61,7 @@ func describe(cfg *config.Config, ev Event, s calsyncd.Settled, reminder bool, s
 	case UsageLimited:
 		m.Subscription = ""
 		m.Title = fmt.Sprintf("calsyncd: account %s %slocked out by Google's usage limits", acct, still)
-		m.Message = fmt.Sprintf("Google's usage limits (\"Calendar usage limits exceeded\") %slock account %s out until %s; "+
+		m.Message = fmt.Sprintf("Google's usage limits (\"Calendar usage limits exceeded\", or the project's daily quota) %slock account %s out until %s; "+
 			"its writes are deferred and resume by themselves. If this happens often, spread large calendars over several accounts.",
 			still, acct, s.UsageLimitedUntil.UTC().Format(time.RFC3339))
 	}
