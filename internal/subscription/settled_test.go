@@ -79,6 +79,14 @@ func TestSettleTellsTheListener(t *testing.T) {
 	})
 	h.fake.SetFaults(gcalfake.Faults{})
 
+	// A calendar the account may only read is the subscription's problem,
+	// not a refusal of the account's credentials.
+	h.fake.Share(testCalendar, gcalfake.RoleReader)
+	step("a read-only calendar", subscription.Options{}, func(s calsyncd.Settled) bool {
+		return s.Run.ErrorClass == calsyncd.ClassAuth && s.CredentialsRefused != calsyncd.Holds
+	})
+	h.fake.Share(testCalendar, gcalfake.RoleOwner)
+
 	h.fake.SetUsageLimit(gcalfake.UsageLimit{Creates: 1, Window: time.Hour, Lockout: 3 * time.Hour})
 	// Three new events (events deleted before would come back by update,
 	// which the usage limit does not count).
