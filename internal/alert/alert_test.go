@@ -77,37 +77,42 @@ func TestEachEventInEachFormat(t *testing.T) {
 		if st.event == "" {
 			continue
 		}
-		j, sl, nt := byPath["/json"][i], byPath["/slack"][i], byPath["/ntfy"][i]
+		checkFormats(t, st.name, st.event, st.words, s.clock.Now(), byPath["/json"][i], byPath["/slack"][i], byPath["/ntfy"][i])
 		i++
-		var m map[string]any
-		if err := json.Unmarshal(j.body, &m); err != nil || j.header.Get("Content-Type") != "application/json" {
-			t.Fatalf("%s: json body %s (%v), content type %q", st.name, j.body, err, j.header.Get("Content-Type"))
-		}
-		wantSub := "team"
-		if st.event == alert.AuthFailed || st.event == alert.UsageLimited {
-			wantSub = "" // an account's alert
-		}
-		if m["event"] != string(st.event) || m["subscription"] != wantSub || m["account"] != "default" || m["reminder"] != false {
-			t.Errorf("%s: json %v", st.name, m)
-		}
-		if at, err := time.Parse(time.RFC3339, m["at"].(string)); err != nil || !at.Equal(s.clock.Now()) {
-			t.Errorf("%s: at %v (%v), want %s", st.name, m["at"], err, s.clock.Now())
-		}
-		if msg, _ := m["message"].(string); !contains([]byte(msg), st.words...) {
-			t.Errorf("%s: message %q lacks %q", st.name, msg, st.words)
-		}
-		var text map[string]string
-		if err := json.Unmarshal(sl.body, &text); err != nil || len(text) != 1 || !contains([]byte(text["text"]), st.words...) {
-			t.Errorf("%s: slack body %s (%v)", st.name, sl.body, err)
-		}
-		title := nt.header.Get("Title")
-		if !contains(nt.body, st.words...) || !strings.HasPrefix(title, "calsyncd: ") || !strings.HasPrefix(nt.header.Get("Content-Type"), "text/plain") ||
-			!strings.Contains(text["text"], title) {
-			t.Errorf("%s: ntfy title %q body %q", st.name, title, nt.body)
-		}
 	}
 	if got := s.counts.get("error_entered/sent"); got != 3 {
 		t.Errorf("metrics: error_entered sent %d times, want 3 (one per webhook)", got)
+	}
+}
+
+// checkFormats checks one alert as each format delivered it.
+func checkFormats(t *testing.T, name string, event alert.Event, words []string, at time.Time, j, sl, nt received) {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(j.body, &m); err != nil || j.header.Get("Content-Type") != "application/json" {
+		t.Fatalf("%s: json body %s (%v), content type %q", name, j.body, err, j.header.Get("Content-Type"))
+	}
+	wantSub := "team"
+	if event == alert.AuthFailed || event == alert.UsageLimited {
+		wantSub = "" // an account's alert
+	}
+	if m["event"] != string(event) || m["subscription"] != wantSub || m["account"] != "default" || m["reminder"] != false {
+		t.Errorf("%s: json %v", name, m)
+	}
+	if got, err := time.Parse(time.RFC3339, m["at"].(string)); err != nil || !got.Equal(at) {
+		t.Errorf("%s: at %v (%v), want %s", name, m["at"], err, at)
+	}
+	if msg, _ := m["message"].(string); !contains([]byte(msg), words...) {
+		t.Errorf("%s: message %q lacks %q", name, msg, words)
+	}
+	var text map[string]string
+	if err := json.Unmarshal(sl.body, &text); err != nil || len(text) != 1 || !contains([]byte(text["text"]), words...) {
+		t.Errorf("%s: slack body %s (%v)", name, sl.body, err)
+	}
+	title := nt.header.Get("Title")
+	if !contains(nt.body, words...) || !strings.HasPrefix(title, "calsyncd: ") || !strings.HasPrefix(nt.header.Get("Content-Type"), "text/plain") ||
+		!strings.Contains(text["text"], title) {
+		t.Errorf("%s: ntfy title %q body %q", name, title, nt.body)
 	}
 }
 

@@ -99,7 +99,7 @@ func (n *Notifier) decide(cfg *config.Config, s calsyncd.Settled) []Message {
 			continue
 		}
 		if m.Event != "" {
-			m.At = now
+			m.At = now.UTC()
 			out = append(out, m)
 		}
 	}

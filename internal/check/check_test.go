@@ -81,6 +81,14 @@ func newEnv(t *testing.T) *env {
 	dead := ln.Addr().String()
 	ln.Close()
 
+	cfg := writeConfig(t, api.URL, feeds.URL, oauth.URL, dead)
+	return &env{fake: fake, cfg: cfg}
+}
+
+// writeConfig lays out a configuration with one subscription per case,
+// the person's OAuth client and expired token beside it, and loads it.
+func writeConfig(t *testing.T, apiURL, feedsURL, oauthURL, dead string) *config.Config {
+	t.Helper()
 	dir := t.TempDir()
 	write := func(name, body string) {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
@@ -88,14 +96,14 @@ func newEnv(t *testing.T) *env {
 		}
 	}
 	write("client.json", `{"installed":{"client_id":"1234-test.apps.googleusercontent.com","client_secret":"test-secret",`+
-		`"auth_uri":"`+oauth.URL+`/auth","token_uri":"`+oauth.URL+`/token","redirect_uris":["http://localhost"]}}`)
+		`"auth_uri":"`+oauthURL+`/auth","token_uri":"`+oauthURL+`/token","redirect_uris":["http://localhost"]}}`)
 	tok, _ := json.Marshal(map[string]any{"access_token": "stale", "token_type": "Bearer", "refresh_token": "refresh-1",
 		"expiry": time.Now().Add(-time.Hour)})
 	write("person-token.json", string(tok))
-	good := feeds.URL + "/" + secretPath + "/team.ics"
+	good := feedsURL + "/" + secretPath + "/team.ics"
 	write("config.yaml", `state_dir: state
 google:
-  endpoint: `+api.URL+gcalfake.BasePath+`
+  endpoint: `+apiURL+gcalfake.BasePath+`
 accounts:
   - name: person
     credentials_file: client.json
@@ -103,19 +111,19 @@ accounts:
 subscriptions:
   - {id: good, url: "`+good+`", calendar: good@example.com, headers: {Authorization: "`+secretHeader+`"}}
   - {id: unreachable, url: "http://`+dead+`/feed.ics", calendar: good@example.com}
-  - {id: html, url: "`+feeds.URL+`/login", calendar: good@example.com}
+  - {id: html, url: "`+feedsURL+`/login", calendar: good@example.com}
   - {id: missing, url: "`+good+`", calendar: missing@example.com, headers: {Authorization: "`+secretHeader+`"}}
   - {id: readonly, url: "`+good+`", calendar: readonly@example.com, headers: {Authorization: "`+secretHeader+`"}}
   - {id: revoked, url: "`+good+`", calendar: good@example.com, account: person, headers: {Authorization: "`+secretHeader+`"}}
-  - {id: messy, url: "`+feeds.URL+`/messy.ics", calendar: good@example.com, window: {past: 0}}
+  - {id: messy, url: "`+feedsURL+`/messy.ics", calendar: good@example.com, window: {past: 0}}
   - {id: silent, url: "`+good+`", calendar: silent@example.com, headers: {Authorization: "`+secretHeader+`"}}
-  - {id: refused, url: "`+feeds.URL+`/`+secretPath+`/team.ics", calendar: good@example.com}
+  - {id: refused, url: "`+feedsURL+`/`+secretPath+`/team.ics", calendar: good@example.com}
 `)
 	cfg, err := config.Load(filepath.Join(dir, "config.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{fake: fake, cfg: cfg}
+	return cfg
 }
 
 // withoutAccessRole drops accessRole from one calendar's events lists, as
@@ -211,6 +219,13 @@ func TestCheck(t *testing.T) {
 	if rep.OK() {
 		t.Error("the report is OK with failing subscriptions")
 	}
+}
+
+// The check writes nothing, to Google or to the state directory, and its
+// report, as text or JSON, holds no secret.
+func TestCheckWritesNothingAndShowsNoSecret(t *testing.T) {
+	e := newEnv(t)
+	rep := e.run(t)
 
 	// Nothing was written to Google.
 	st := e.fake.Stats()
@@ -243,7 +258,7 @@ func TestCheck(t *testing.T) {
 			Problems []string `json:"problems"`
 		} `json:"subscriptions"`
 	}
-	if err := json.Unmarshal(js.Bytes(), &parsed); err != nil || len(parsed.Subscriptions) != len(tests) || parsed.Subscriptions[0].OK == nil ||
+	if err := json.Unmarshal(js.Bytes(), &parsed); err != nil || len(parsed.Subscriptions) != len(e.cfg.Subscriptions) || parsed.Subscriptions[0].OK == nil ||
 		parsed.Subscriptions[0].Problems == nil {
 		t.Errorf("json %s (%v)", js.String(), err)
 	}
