@@ -72,8 +72,10 @@ type WriteResult struct {
 	// Backfill reports whether the batch ran as a backfill.
 	Backfill bool
 	// ThrottleUntil is when the account's throttle window closes, if the
-	// batch ended with one open.
+	// batch ended with one open; ThrottleClass is why it opened
+	// (ClassRateLimited or ClassUsageLimited).
 	ThrottleUntil time.Time
+	ThrottleClass ErrorClass
 	// Err stops the whole subscription for this run: auth failures, a
 	// missing calendar, a store that cannot record writes. Rate limits
 	// never set it.
@@ -117,7 +119,7 @@ func (r WriteResult) Add(next WriteResult) WriteResult {
 	r.Unmapped = append(r.Unmapped[:len(r.Unmapped):len(r.Unmapped)], next.Unmapped...)
 	r.Rejections = append(r.Rejections[:len(r.Rejections):len(r.Rejections)], next.Rejections...)
 	r.Backfill = r.Backfill || next.Backfill
-	r.ThrottleUntil = next.ThrottleUntil
+	r.ThrottleUntil, r.ThrottleClass = next.ThrottleUntil, next.ThrottleClass
 	if r.Err == nil {
 		r.Err = next.Err
 	}

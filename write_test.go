@@ -12,7 +12,7 @@ func TestWriteResultAdd(t *testing.T) {
 	first := calsyncd.WriteResult{Created: 2, Rejected: 1, Unparented: 3, Retries: 1, Waited: time.Second,
 		ByClass:       map[calsyncd.ErrorClass]int{calsyncd.ClassInvalid: 1},
 		RefusedSeries: []calsyncd.Key{{UID: "s"}}, Rejections: []calsyncd.Rejection{{Key: calsyncd.Key{UID: "s"}}},
-		Mapped: []calsyncd.Mapping{{Key: calsyncd.Key{UID: "a"}}}, ThrottleUntil: time.Unix(1, 0)}
+		Mapped: []calsyncd.Mapping{{Key: calsyncd.Key{UID: "a"}}}, ThrottleUntil: time.Unix(1, 0), ThrottleClass: calsyncd.ClassUsageLimited}
 	second := calsyncd.WriteResult{Created: 5, Deferred: 1, ByClass: map[calsyncd.ErrorClass]int{calsyncd.ClassInvalid: 2, calsyncd.ClassRateLimited: 1},
 		Mapped: []calsyncd.Mapping{{Key: calsyncd.Key{UID: "b"}}}, Unmapped: []calsyncd.Key{{UID: "c"}}, Err: errors.New("stop")}
 	got := first.Reshaped().Add(second)
@@ -25,7 +25,7 @@ func TestWriteResultAdd(t *testing.T) {
 	if len(got.Mapped) != 2 || len(got.Unmapped) != 1 || len(got.Rejections) != 1 || len(got.RefusedSeries) != 1 {
 		t.Errorf("lists: %+v", got)
 	}
-	if !got.ThrottleUntil.IsZero() || got.Err == nil {
+	if !got.ThrottleUntil.IsZero() || got.ThrottleClass != "" || got.Err == nil {
 		t.Errorf("the later window and the first error stand: %v %v", got.ThrottleUntil, got.Err)
 	}
 }

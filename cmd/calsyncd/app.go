@@ -11,6 +11,7 @@ import (
 
 	calendar "google.golang.org/api/calendar/v3"
 
+	"github.com/calsyncd/calsyncd/internal/alert"
 	"github.com/calsyncd/calsyncd/internal/config"
 	"github.com/calsyncd/calsyncd/internal/feed"
 	"github.com/calsyncd/calsyncd/internal/fetch"
@@ -26,6 +27,7 @@ type app struct {
 	log    *slog.Logger
 	store  *store.Store
 	runner *subscription.Runner
+	alerts *alert.Notifier
 
 	metrics *status.Metrics // nil outside the daemon
 
@@ -117,10 +119,11 @@ func openApp(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, e
 		Locker: subscription.FileLocker{Dir: filepath.Join(cfg.StateDir, "locks")},
 		Log:    log,
 	}
+	a.startAlerts()
 	return a, nil
 }
 
-func (a *app) Close() error { return a.store.Close() }
+func (a *app) Close() error { a.stopAlerts(); return a.store.Close() }
 
 // writerOptions are an account's writer settings, as configured.
 func (a *app) writerOptions(account string) gcalwriter.Options {

@@ -53,7 +53,24 @@ func freeAddr(t *testing.T) string {
 // are secret, then searches every log line, the status JSON, the page and the
 // metrics for any part of those secrets.
 func TestNoSecretLeaks(t *testing.T) {
-	secrets := []string{"private-0123abcd", "s3cret", "h3ader-secret-value", "b4sic-secret", "st4tus-token", "/calendar/ical/"}
+	secrets := []string{"private-0123abcd", "s3cret", "h3ader-secret-value", "b4sic-secret", "st4tus-token", "/calendar/ical/",
+		"w3bhook-path", "w3bhook-key", "w3bhook-header"}
+
+	// A webhook whose URL and header are secret too: the subscription's
+	// two failures put it in ERROR (error_threshold 2), the clean run
+	// takes it out.
+	var hookMu sync.Mutex
+	var alerts []string
+	hooks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		hookMu.Lock()
+		defer hookMu.Unlock()
+		if r.URL.Path != "/w3bhook-path" || r.URL.Query().Get("key") != "w3bhook-key" || r.Header.Get("X-Hook-Token") != "w3bhook-header" {
+			t.Errorf("the webhook was called as %s %v", r.URL, r.Header)
+		}
+		alerts = append(alerts, string(b))
+	}))
+	defer hooks.Close()
 
 	var feedMode atomic.Int32 // 0: 500, 1: HTML login page, 2: the feed
 	team, err := os.ReadFile("../../testdata/feeds/team.ics")
@@ -104,6 +121,8 @@ func TestNoSecretLeaks(t *testing.T) {
 	t.Setenv("TEAM_KEY", "h3ader-secret-value")
 	t.Setenv("TEAM_PASSWORD", "b4sic-secret")
 	t.Setenv("STATUS_TOKEN", "st4tus-token")
+	t.Setenv("HOOK_URL", hooks.URL+"/w3bhook-path?key=w3bhook-key")
+	t.Setenv("HOOK_TOKEN", "w3bhook-header")
 	cfg := writeFile(t, dir, "config.yaml", `state_dir: state
 listen: `+listen+`
 schedule: "@every 24h"
@@ -118,6 +137,8 @@ writer:
   spacing: 1ms
   max_attempts: 2
   max_retry_wait: 10ms
+sync:
+  error_threshold: 2
 subscriptions:
   - id: team
     url: ${TEAM_FEED_URL}
@@ -127,6 +148,10 @@ subscriptions:
     basic_auth:
       username: me
       password: ${TEAM_PASSWORD}
+alerts:
+  - url: ${HOOK_URL}
+    headers:
+      X-Hook-Token: ${HOOK_TOKEN}
 `)
 	logs := &syncBuffer{}
 	m := &Main{Stdin: strings.NewReader(""), Stdout: logs, Stderr: logs}
@@ -221,7 +246,27 @@ subscriptions:
 		t.Errorf("rate limited: outcome %s deferred %d", r.Outcome, r.Deferred)
 	}
 
+	// The alerts are delivered in the background.
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		hookMu.Lock()
+		n := len(alerts)
+		hookMu.Unlock()
+		if n >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d alerts arrived, want 2 (error_entered, error_cleared)\n%s", n, logs.String())
+		}
+	}
+	hookMu.Lock()
+	alertText := strings.Join(alerts, "\n")
+	if len(alerts) != 2 || !strings.Contains(alerts[0], `"error_entered"`) || !strings.Contains(alerts[1], `"error_cleared"`) {
+		t.Errorf("alerts:\n%s", alertText)
+	}
+	hookMu.Unlock()
+
 	surfaces := map[string]string{
+		"alerts":   alertText,
 		"logs":     logs.String(),
 		"/status":  get("/status"),
 		"/":        get("/"),
@@ -252,6 +297,8 @@ subscriptions:
 		`calsyncd_deferred_writes_total{subscription="team"} 1`,
 		`calsyncd_google_responses_total{account="default",class="rate_limited"}`,
 		`calsyncd_pacer_spacing_seconds{account="default"}`,
+		`calsyncd_alerts_sent_total{event="error_entered",result="sent"} 1`,
+		`calsyncd_alerts_sent_total{event="auth_failed",result="sent"} 0`,
 	} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("metrics lack %s", want)

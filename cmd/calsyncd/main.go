@@ -84,6 +84,7 @@ type command interface {
 func (m *Main) commands() map[string]command {
 	return map[string]command{
 		"auth":     &authCommand{m: m},
+		"check":    &checkCommand{m: m},
 		"demo":     &demoCommand{m: m},
 		"run":      &runCommand{m: m},
 		"status":   &statusCommand{m: m},

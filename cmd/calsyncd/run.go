@@ -48,6 +48,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	a.runner.Observer = metrics
 	a.metrics = metrics
 	metrics.WatchSubscriptions(a.store, func() []string { return subscriptionIDs(a.config()) })
+	metrics.CountAlerts(alertEvents())
 
 	d := subscription.NewDaemon(cfg, a.runner, a.store, log, uint64(time.Now().UnixNano()))
 	// Leases let several replicas share one database: each account is paced

@@ -37,6 +37,7 @@ type Config struct {
 	Window        Window         `yaml:"window"`
 	Sync          Sync           `yaml:"sync"`
 	Subscriptions []Subscription `yaml:"subscriptions"`
+	Alerts        []Alert        `yaml:"alerts"`
 }
 
 // Log configures log/slog.

@@ -62,6 +62,7 @@ type Server struct {
 	etagSeq   int64
 	stats     Stats
 	inFlight  int
+	access    accessRules
 	mux       *http.ServeMux
 
 	quota      Quota
@@ -184,8 +185,9 @@ func (s *Server) handle(op string, h handlerFunc) http.HandlerFunc {
 		if apiErr == nil {
 			if cal, ok := s.calendars[r.PathValue("cal")]; !ok {
 				apiErr = errNotFound()
-			} else {
+			} else if apiErr = s.permitLocked(op, userOf(r), cal.id); apiErr == nil {
 				body, apiErr = h(r, cal)
+				s.withRoleLocked(body, userOf(r), cal.id)
 			}
 		}
 		if apiErr != nil {

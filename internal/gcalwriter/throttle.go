@@ -124,6 +124,13 @@ func (w *Writer) throttled(now time.Time) (time.Time, bool) {
 	return w.win.until, now.Before(w.win.until)
 }
 
+// throttledBy is throttled with the reason the window opened for.
+func (w *Writer) throttledBy(now time.Time) (time.Time, calsyncd.ErrorClass, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.win.until, w.win.class, now.Before(w.win.until)
+}
+
 // openWindow opens (or escalates) the account's throttle window after c and
 // defers what every running batch of the account has left.
 func (w *Writer) openWindow(ctx context.Context, c Classification) {

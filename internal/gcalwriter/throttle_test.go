@@ -111,8 +111,8 @@ func TestRetryBudgetThenDeferralAndBatchGate(t *testing.T) {
 				if st.ThrottleClass != calsyncd.ClassRateLimited || st.ThrottleLevel != 1 || st.Spacing <= 250*time.Millisecond {
 					t.Errorf("state %+v, want a rate-limit window and a widened spacing", st)
 				}
-				if res.ThrottleUntil != st.ThrottleUntil {
-					t.Errorf("Result.ThrottleUntil %s, State %s", res.ThrottleUntil, st.ThrottleUntil)
+				if res.ThrottleUntil != st.ThrottleUntil || res.ThrottleClass != calsyncd.ClassRateLimited {
+					t.Errorf("Result.ThrottleUntil %s (%s), State %s", res.ThrottleUntil, res.ThrottleClass, st.ThrottleUntil)
 				}
 			})
 		})
@@ -194,12 +194,18 @@ func TestUsageLimitOpensAnHourWindowWithoutRetrying(t *testing.T) {
 		if st.ThrottleClass != calsyncd.ClassUsageLimited || time.Until(st.ThrottleUntil) != time.Hour {
 			t.Fatalf("state %+v, want an hour's usage-limit window", st)
 		}
+		if res.ThrottleClass != calsyncd.ClassUsageLimited || !res.ThrottleUntil.Equal(st.ThrottleUntil) {
+			t.Errorf("the batch reports window %s (%s), want the account's %s (usage_limited)", res.ThrottleUntil, res.ThrottleClass, st.ThrottleUntil)
+		}
 		// Probing hourly: the next probe meets the lockout again, the window
 		// doubles.
 		time.Sleep(time.Hour)
 		res = apply(t, w, p, creates(events(10))...)
 		if res.Created != 0 || res.Deferred != 10 {
 			t.Fatalf("second probe: %+v", res)
+		}
+		if res.ThrottleClass != calsyncd.ClassUsageLimited {
+			t.Errorf("a batch deferred by the open window reports class %q, want usage_limited", res.ThrottleClass)
 		}
 		if st := w.State(); st.ThrottleLevel != 2 || time.Until(st.ThrottleUntil) < time.Hour {
 			t.Fatalf("state %+v, want level 2 and at least an hour", st)

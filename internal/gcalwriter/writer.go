@@ -215,12 +215,12 @@ func (w *Writer) Apply(ctx context.Context, b diff.Batch, p calsyncd.Persister) 
 		}()
 	}
 
-	if until, ok := w.throttled(w.clock.Now()); ok {
+	if until, class, ok := w.throttledBy(w.clock.Now()); ok {
 		for _, op := range b.Ops {
 			w.o.Observer.WriteDone(b.SubscriptionID, op.Kind.String(), "deferred")
 		}
 		br.res.Deferred = len(b.Ops)
-		br.res.ThrottleUntil = until
+		br.res.ThrottleUntil, br.res.ThrottleClass = until, class
 		w.logResult(br)
 		w.observePacing()
 		return br.res
@@ -244,8 +244,8 @@ func (w *Writer) Apply(ctx context.Context, b diff.Batch, p calsyncd.Persister) 
 		w.writeAll(br)
 	}
 	w.remember(ctx)
-	if until, ok := w.throttled(w.clock.Now()); ok {
-		br.res.ThrottleUntil = until
+	if until, class, ok := w.throttledBy(w.clock.Now()); ok {
+		br.res.ThrottleUntil, br.res.ThrottleClass = until, class
 	}
 	w.logResult(br)
 	w.observePacing()

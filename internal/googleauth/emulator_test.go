@@ -128,6 +128,9 @@ func TestCalendarClientThroughEmulator(t *testing.T) {
 	if !errors.As(err, &aerr) || aerr.Reason != "invalid_grant" {
 		t.Errorf("the *googleauth.Error with its advice is lost from the chain: %v", err)
 	}
+	if !calsyncd.CredentialsRefused(err) {
+		t.Errorf("a revoked token is not reported as refused credentials: %v", err)
+	}
 	if after := len(api.headers()); after != before {
 		t.Errorf("the API was called %d times without a token", after-before)
 	}

@@ -2,6 +2,7 @@ package status
 
 import (
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,6 +27,9 @@ type Metrics struct {
 	fetches       *prometheus.CounterVec
 	spacing       *prometheus.GaugeVec
 	throttleUntil *prometheus.GaugeVec
+
+	alertsOnce sync.Once
+	alerts     *prometheus.CounterVec
 }
 
 // NewMetrics registers every metric on a new registry.

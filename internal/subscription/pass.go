@@ -447,6 +447,9 @@ func (r *Runner) settle(ctx context.Context, p pass) (Report, error) {
 	if r.Observer != nil {
 		r.Observer.RunFinished(p.sub.ID, run.Outcome, next.State, run.FinishedAt.Sub(run.StartedAt))
 	}
+	if r.Listener != nil {
+		r.Listener.Settled(p.settled(rep, next, e))
+	}
 	p.logRun(rep, e)
 	return rep, nil
 }

@@ -56,6 +56,8 @@ type Runner struct {
 	Locker Locker
 	// Observer, when set, is told about fetches and runs (metrics).
 	Observer Observer
+	// Listener, when set, is told what each run settled on (alerts).
+	Listener Listener
 	Log      *slog.Logger
 	Now      func() time.Time
 

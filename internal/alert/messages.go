@@ -1,0 +1,162 @@
+package alert
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	calsyncd "github.com/calsyncd/calsyncd"
+	"github.com/calsyncd/calsyncd/internal/config"
+)
+
+// maxDetail bounds the run's error quoted in a message.
+const maxDetail = 400
+
+// describe writes the alert for an event: a title and a message that says
+// what happened and what to do. since is when the condition started.
+func describe(cfg *config.Config, ev Event, s calsyncd.Settled, reminder bool, since time.Time) Message {
+	m := Message{Event: ev, Subscription: s.Subscription, Account: s.Account, Reminder: reminder}
+	id, acct := s.Subscription, s.Account
+	still := ""
+	if reminder {
+		still = "still "
+	}
+	switch ev {
+	case ErrorEntered:
+		m.Title = fmt.Sprintf("calsyncd: %s is %sin ERROR", id, still)
+		m.Message = fmt.Sprintf("Subscription %s is %sin ERROR after %d failed runs in a row; its calendar is not being updated. "+
+			"Last error (%s): %s. calsyncd keeps retrying, less often (at most every sync.error_max_interval); "+
+			"`calsyncd status` explains the error. Fix it, then `calsyncd sync %s` runs it at once.",
+			id, still, s.ConsecutiveErrors, s.Run.ErrorClass, detail(s.Run.Error), id)
+	case ErrorCleared:
+		m.Title = fmt.Sprintf("calsyncd: %s is ACTIVE again", id)
+		m.Message = fmt.Sprintf("Subscription %s is ACTIVE again: its last run ended %s.", id, s.Run.Outcome)
+	case DeletesHeld:
+		m.Title = fmt.Sprintf("calsyncd: %s: %d deletes %sheld", id, s.HeldDeletes, still)
+		m.Message = fmt.Sprintf("The mass-delete guard %sholds %d deletes of subscription %s: its feed lost more than half of its events "+
+			"(or all of them), which looks like a broken feed rather than a change. Creates and updates still go. "+
+			"If the events really are gone, run `calsyncd sync --allow-deletes %s`; otherwise fix the feed. "+
+			"The guard lets them go after %d runs in a row.", still, s.HeldDeletes, id, id, cfg.Sync.DeleteGuard.ConfirmRuns)
+	case DeletesReleased:
+		m.Title = fmt.Sprintf("calsyncd: %s: no deletes held", id)
+		switch {
+		case s.Released > 0 && s.ReleasedByOperator:
+			m.Message = fmt.Sprintf("The %d held deletes of subscription %s were made: allowed by `calsyncd sync --allow-deletes`.", s.Released, id)
+		case s.Released > 0:
+			m.Message = fmt.Sprintf("The %d held deletes of subscription %s were made: the feed kept its smaller set of events for %d runs in a row.",
+				s.Released, id, cfg.Sync.DeleteGuard.ConfirmRuns)
+		default:
+			m.Message = fmt.Sprintf("No deletes of subscription %s are held any more: its feed has its events back, and nothing was deleted.", id)
+		}
+	case AuthFailed:
+		m.Subscription = ""
+		m.Title = fmt.Sprintf("calsyncd: account %s: Google %srefuses its credentials", acct, still)
+		m.Message = fmt.Sprintf("Google %srefuses the credentials of account %s (seen syncing %s): %s. "+
+			"Its subscriptions cannot write until this is fixed. `calsyncd auth status` says who the account is and what is wrong; "+
+			"for a person's account, `calsyncd auth login --account %s`; for a service account, check its key, "+
+			"its domain-wide delegation and the calendars' sharing.", still, acct, id, detail(s.Run.Error), acct)
+	case UsageLimited:
+		m.Subscription = ""
+		m.Title = fmt.Sprintf("calsyncd: account %s %slocked out by Google's usage limits", acct, still)
+		m.Message = fmt.Sprintf("Google's usage limits (\"Calendar usage limits exceeded\", or the project's daily quota) %slock account %s out until %s; "+
+			"its writes are deferred and resume by themselves. If this happens often, spread large calendars over several accounts.",
+			still, acct, s.UsageLimitedUntil.UTC().Format(time.RFC3339))
+	}
+	if reminder {
+		m.Message += fmt.Sprintf(" (A reminder: this started at %s.)", since.UTC().Format(time.RFC3339))
+	}
+	sc := newScrubber(cfg)
+	m.Title, m.Message = asciiTitle(sc.scrub(m.Title)), sc.scrub(m.Message)
+	return m
+}
+
+// detail is a run's error as a message quotes it: one line, bounded.
+func detail(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if s == "" {
+		return "no detail"
+	}
+	if len(s) > maxDetail {
+		cut := maxDetail
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return strings.TrimSuffix(s, ".")
+}
+
+// asciiTitle keeps a title to printable ASCII: ntfy takes its title in a
+// header, where not every client gets UTF-8 across.
+func asciiTitle(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r > 0x7e {
+			return '?'
+		}
+		return r
+	}, s)
+}
+
+// scrubber removes from alerts whatever the configuration holds that is
+// secret, should a message ever quote it: feed URLs beyond their host,
+// header values, passwords, the webhooks' own URLs, the status token and
+// the database DSN. The messages are built to hold none of them; this is
+// the second line.
+type scrubber struct{ secrets []string }
+
+// minSecret is the shortest text scrubbed: shorter values ("1", "yes")
+// would mangle the message and are no secrets worth the name.
+const minSecret = 6
+
+func newScrubber(cfg *config.Config) scrubber {
+	var sc scrubber
+	add := func(vs ...string) {
+		for _, v := range vs {
+			if len(v) >= minSecret {
+				sc.secrets = append(sc.secrets, v)
+			}
+		}
+	}
+	addURL := func(raw string) {
+		add(raw)
+		if u, err := url.Parse(raw); err == nil {
+			add(strings.TrimPrefix(u.RequestURI(), "/"), u.RawQuery, u.Path)
+			if p, ok := u.User.Password(); ok {
+				add(p)
+			}
+			add(u.User.Username())
+		}
+	}
+	for _, s := range cfg.Subscriptions {
+		addURL(s.URL)
+		for _, v := range s.Headers {
+			add(v)
+		}
+		if s.BasicAuth != nil {
+			add(s.BasicAuth.Password)
+		}
+	}
+	for _, a := range cfg.Alerts {
+		addURL(a.URL)
+		for _, v := range a.Headers {
+			add(v)
+		}
+	}
+	add(cfg.Status.Token)
+	if cfg.Store.Driver == "postgres" {
+		add(cfg.Store.DSN)
+	}
+	// Longest first, so a URL goes before its own path.
+	slices.SortFunc(sc.secrets, func(a, b string) int { return len(b) - len(a) })
+	return sc
+}
+
+func (sc scrubber) scrub(s string) string {
+	for _, v := range sc.secrets {
+		s = strings.ReplaceAll(s, v, "…")
+	}
+	return s
+}

@@ -1,0 +1,60 @@
+package subscription
+
+import (
+	"time"
+
+	calsyncd "github.com/calsyncd/calsyncd"
+)
+
+// Listener is told what each run settled on, once the run's record and
+// the subscription's new state are saved: the alerts subscribe here. It
+// is called on the run's goroutine and must not block (queue and return).
+type Listener interface {
+	Settled(s calsyncd.Settled)
+}
+
+// settled is what settle produced, as those who react to it see it.
+func (p pass) settled(rep Report, next calsyncd.SubscriptionState, e ending) calsyncd.Settled {
+	s := calsyncd.Settled{
+		Subscription: p.sub.ID, Account: p.sub.AccountName(), Run: rep.Run,
+		From: rep.Transition.From, To: rep.Transition.To, ConsecutiveErrors: rep.Transition.ConsecutiveErrors,
+		HeldDeletes: next.HeldDeletes, Released: p.verdict.Released, ReleasedByOperator: p.verdict.Allowed,
+		CredentialsRefused: p.credentials(e),
+	}
+	s.UsageLimited, s.UsageLimitedUntil = p.usageLimit(rep.Run.FinishedAt)
+	return s
+}
+
+// credentials is what the run learnt of the account's credentials: Google
+// refused them, or answered one of the account's requests (then it took
+// them), or the run never asked.
+func (p pass) credentials(e ending) calsyncd.Finding {
+	if calsyncd.CredentialsRefused(e.err) || (p.repaired != nil && calsyncd.CredentialsRefused(p.repaired.skipped)) {
+		return calsyncd.Holds
+	}
+	res := p.applied
+	answered := res.Writes()+res.Rejected > 0 || (p.repaired != nil && p.repaired.skipped == nil)
+	for _, c := range []calsyncd.ErrorClass{calsyncd.ClassRateLimited, calsyncd.ClassUsageLimited, calsyncd.ClassGone,
+		calsyncd.ClassConflict, calsyncd.ClassPrecondition, calsyncd.ClassInvalid} {
+		// Google only ever answers these to a request it authenticated.
+		answered = answered || res.ByClass[c] > 0
+	}
+	if answered {
+		return calsyncd.Cleared
+	}
+	return calsyncd.Unknown
+}
+
+// usageLimit is whether the run ended with the account locked out by a
+// usage limit, and until when; a run that wrote with no window open shows
+// the lockout is over.
+func (p pass) usageLimit(now time.Time) (calsyncd.Finding, time.Time) {
+	res := p.applied
+	switch {
+	case res.ThrottleClass == calsyncd.ClassUsageLimited && res.ThrottleUntil.After(now):
+		return calsyncd.Holds, res.ThrottleUntil
+	case res.Writes() > 0 && res.ThrottleUntil.IsZero():
+		return calsyncd.Cleared, time.Time{}
+	}
+	return calsyncd.Unknown, time.Time{}
+}
