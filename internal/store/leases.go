@@ -32,7 +32,7 @@ func (s *Store) ClaimLease(ctx context.Context, account, owner string, ttl time.
 	}
 	now := s.Now()
 	var expires int64
-	err = s.queryRow(ctx, `INSERT INTO leases (account, owner, expires_at) VALUES (?, ?, ?)
+	err = s.writeRow(ctx, `INSERT INTO leases (account, owner, expires_at) VALUES (?, ?, ?)
 		ON CONFLICT (account) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
 		WHERE leases.expires_at <= ? OR leases.owner = excluded.owner
 		RETURNING expires_at`,
@@ -61,7 +61,7 @@ func (s *Store) ExtendLease(ctx context.Context, account, owner string, ttl time
 	}
 	now := s.Now()
 	var expires int64
-	err := s.queryRow(ctx, `UPDATE leases SET expires_at = ? WHERE account = ? AND owner = ? AND expires_at > ?
+	err := s.writeRow(ctx, `UPDATE leases SET expires_at = ? WHERE account = ? AND owner = ? AND expires_at > ?
 		RETURNING expires_at`, ms(now.Add(ttl)), account, owner, ms(now)).Scan(&expires)
 	if errors.Is(err, sql.ErrNoRows) {
 		return calsyncd.Lease{}, fmt.Errorf("store: extend lease on %s for %s: %w", account, owner, calsyncd.ErrLeaseLost)
@@ -82,7 +82,7 @@ func (s *Store) TakeOverLease(ctx context.Context, account, from, owner string, 
 	}
 	now := s.Now()
 	var expires int64
-	err := s.queryRow(ctx, `UPDATE leases SET owner = ?, expires_at = ? WHERE account = ? AND owner = ? RETURNING expires_at`,
+	err := s.writeRow(ctx, `UPDATE leases SET owner = ?, expires_at = ? WHERE account = ? AND owner = ? RETURNING expires_at`,
 		owner, ms(now.Add(ttl)), account, from).Scan(&expires)
 	if errors.Is(err, sql.ErrNoRows) {
 		return calsyncd.Lease{}, false, nil

@@ -39,35 +39,15 @@ func (s *Store) CountMappings(ctx context.Context, subscriptionID string) (int, 
 	return n, nil
 }
 
-// PutMapping records (or replaces) one mapping. It is called after every
-// successful write, so a crash forgets nothing that Google has.
+// PutMapping records (or replaces) one mapping and forgets the key's
+// rejection, committed before it returns.
 func (s *Store) PutMapping(ctx context.Context, subscriptionID string, m calsyncd.Mapping) error {
-	now := ms(s.Now())
-	_, err := s.exec(ctx, `INSERT INTO mappings (subscription_id, uid, recurrence_id, event_id, generation, hash, etag, ends_at, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (subscription_id, uid, recurrence_id) DO UPDATE SET
-			event_id = excluded.event_id, generation = excluded.generation, hash = excluded.hash,
-			etag = excluded.etag, ends_at = excluded.ends_at, updated_at = excluded.updated_at`,
-		subscriptionID, m.Key.UID, m.Key.RecurrenceID, m.EventID, m.Generation, m.Hash, m.ETag, ms(m.EndsAt), now, now)
-	if err != nil {
-		return fmt.Errorf("store: save mapping %s/%s: %w", subscriptionID, m.Key, err)
-	}
-	// A written event is no longer rejected.
-	if _, err := s.exec(ctx, `DELETE FROM rejections WHERE subscription_id = ? AND uid = ? AND recurrence_id = ?`,
-		subscriptionID, m.Key.UID, m.Key.RecurrenceID); err != nil {
-		return fmt.Errorf("store: clear rejection %s/%s: %w", subscriptionID, m.Key, err)
-	}
-	return nil
+	return s.Record(ctx, subscriptionID, calsyncd.MappingSaved(m))
 }
 
 // DeleteMapping forgets one mapping (its Google event is gone).
 func (s *Store) DeleteMapping(ctx context.Context, subscriptionID string, k calsyncd.Key) error {
-	_, err := s.exec(ctx, `DELETE FROM mappings WHERE subscription_id = ? AND uid = ? AND recurrence_id = ?`,
-		subscriptionID, k.UID, k.RecurrenceID)
-	if err != nil {
-		return fmt.Errorf("store: delete mapping %s/%s: %w", subscriptionID, k, err)
-	}
-	return nil
+	return s.Record(ctx, subscriptionID, calsyncd.MappingDeleted(k))
 }
 
 // Rejections loads the events Google refused for a subscription.
@@ -95,22 +75,10 @@ func (s *Store) Rejections(ctx context.Context, subscriptionID string) ([]calsyn
 
 // PutRejection records that Google refused an event with this content.
 func (s *Store) PutRejection(ctx context.Context, subscriptionID string, r calsyncd.Rejection) error {
-	_, err := s.exec(ctx, `INSERT INTO rejections (subscription_id, uid, recurrence_id, hash, reason, at)
-		VALUES (?, ?, ?, ?, ?, ?)
-		ON CONFLICT (subscription_id, uid, recurrence_id) DO UPDATE SET hash = excluded.hash, reason = excluded.reason, at = excluded.at`,
-		subscriptionID, r.Key.UID, r.Key.RecurrenceID, r.Hash, r.Reason, ms(s.Now()))
-	if err != nil {
-		return fmt.Errorf("store: save rejection %s/%s: %w", subscriptionID, r.Key, err)
-	}
-	return nil
+	return s.Record(ctx, subscriptionID, calsyncd.RejectionSaved(r))
 }
 
 // DeleteRejection forgets a rejection (the event left the feed).
 func (s *Store) DeleteRejection(ctx context.Context, subscriptionID string, k calsyncd.Key) error {
-	_, err := s.exec(ctx, `DELETE FROM rejections WHERE subscription_id = ? AND uid = ? AND recurrence_id = ?`,
-		subscriptionID, k.UID, k.RecurrenceID)
-	if err != nil {
-		return fmt.Errorf("store: delete rejection %s/%s: %w", subscriptionID, k, err)
-	}
-	return nil
+	return s.Record(ctx, subscriptionID, calsyncd.RejectionDeleted(k))
 }

@@ -11,7 +11,7 @@ import (
 // StartRun records that a run began and returns its id.
 func (s *Store) StartRun(ctx context.Context, subscriptionID string, started time.Time) (int64, error) {
 	var id int64
-	err := s.queryRow(ctx, `INSERT INTO runs (subscription_id, started_at) VALUES (?, ?) RETURNING id`,
+	err := s.writeRow(ctx, `INSERT INTO runs (subscription_id, started_at) VALUES (?, ?) RETURNING id`,
 		subscriptionID, ms(started)).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("store: start run of %s: %w", subscriptionID, err)

@@ -19,6 +19,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mattn/go-sqlite3" // also registers the "sqlite3" database/sql driver
@@ -31,14 +32,39 @@ var migrations embed.FS
 var ErrNotFound = errors.New("store: not found")
 
 // Store is the state database.
+//
+// On SQLite every write goes through one connection (db), so the process
+// never contends with itself for the file's write lock: "database is
+// locked" cannot come from our own load, and the busy timeout is only for
+// another process (a `calsyncd sync` beside the daemon). Reads use a
+// small pool of their own (read), which WAL lets run beside the writer.
+// On PostgreSQL both are the same pool. Mapping changes are group-committed
+// (see journal).
 type Store struct {
-	db     *sql.DB
+	db     *sql.DB // writes (SQLite: one connection)
+	read   *sql.DB // reads (SQLite: read-only connections; PostgreSQL: db)
 	driver string
 	// Now is read once per write; tests replace it. Lease expiries written
 	// by one replica are compared with another's Now, so replicas' clocks
 	// must agree (NTP) to well within a lease's lifetime.
 	Now func() time.Time
+
+	journal *journal
+	// commits counts the write transactions committed, each a disk flush
+	// under synchronous=FULL (WAL appends under NORMAL, flushed at
+	// checkpoints).
+	commits atomic.Int64
 }
+
+// SQLite connection limits: one writer, a few readers. Every connection in
+// a cgo call holds an OS thread, so these also bound the threads SQLite
+// can hold however many subscriptions run.
+const (
+	sqliteReaders = 4
+	// sqliteBusyTimeout is how long a write waits for another process's
+	// write lock before it fails.
+	sqliteBusyTimeout = 10 * time.Second
+)
 
 // Open opens (creating if needed) the database and applies pending
 // migrations. driver is "sqlite" (dsn: a file path) or "postgres" (dsn: a
@@ -56,13 +82,12 @@ func Open(ctx context.Context, driver, dsn string) (*Store, error) {
 		if err := os.MkdirAll(filepath.Dir(dsn), 0o700); err != nil {
 			return nil, fmt.Errorf("store: create state directory: %w", err)
 		}
-		q := url.Values{}
-		q.Set("_journal_mode", "WAL")
-		q.Set("_busy_timeout", "10000")
-		q.Set("_foreign_keys", "on")
-		q.Set("_txlock", "immediate")
-		q.Set("_synchronous", "FULL")
-		db, err = sql.Open("sqlite3", "file:"+dsn+"?"+q.Encode())
+		db, err = sql.Open("sqlite3", sqliteDSN(dsn, false))
+		if err == nil {
+			db.SetMaxOpenConns(1)
+			db.SetMaxIdleConns(1)
+			db.SetConnMaxIdleTime(0)
+		}
 	case "postgres":
 		db, secret, err = openPostgres(dsn)
 		if err != nil {
@@ -74,7 +99,7 @@ func Open(ctx context.Context, driver, dsn string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open: %w", err)
 	}
-	s := &Store{db: db, driver: driver, Now: time.Now}
+	s := &Store{db: db, read: db, driver: driver, Now: time.Now}
 	if err := s.firstPing(ctx); err != nil {
 		db.Close()
 		return nil, redact(fmt.Errorf("store: open %s database: %w", driver, err), secret)
@@ -83,7 +108,38 @@ func Open(ctx context.Context, driver, dsn string) (*Store, error) {
 		db.Close()
 		return nil, redact(err, secret)
 	}
+	if driver == "sqlite" {
+		// Opened after the writer has made the file WAL and migrated it.
+		if s.read, err = sql.Open("sqlite3", sqliteDSN(dsn, true)); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("store: open: %w", err)
+		}
+		s.read.SetMaxOpenConns(sqliteReaders)
+		s.read.SetMaxIdleConns(sqliteReaders)
+	}
+	s.journal = newJournal(s, DefaultCommitWindow, DefaultCommitBatch)
 	return s, nil
+}
+
+// sqliteDSN is the connection string of the writer or of a reader. WAL
+// lets readers read while the writer writes; synchronous=NORMAL makes a
+// commit an append to the WAL, flushed to disk at checkpoints: a power
+// cut may lose the last commits (never the database), a crashed process
+// loses none; lost mappings are recovered from Google (deterministic ids,
+// 409 adoption). Write transactions take the write lock when they begin,
+// so none fails half-way for want of it.
+func sqliteDSN(path string, readOnly bool) string {
+	q := url.Values{}
+	q.Set("_journal_mode", "WAL")
+	q.Set("_busy_timeout", strconv.Itoa(int(sqliteBusyTimeout.Milliseconds())))
+	q.Set("_foreign_keys", "on")
+	q.Set("_synchronous", "NORMAL")
+	if readOnly {
+		q.Set("_query_only", "1")
+	} else {
+		q.Set("_txlock", "immediate")
+	}
+	return "file:" + path + "?" + q.Encode()
 }
 
 // firstPing checks the database answers. A new SQLite file switches to WAL
@@ -107,8 +163,22 @@ func (s *Store) firstPing(ctx context.Context) error {
 	}
 }
 
-// Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+// Close commits what is queued and closes the database.
+func (s *Store) Close() error {
+	var err error
+	if s.journal != nil {
+		err = s.journal.close()
+	}
+	if s.read != s.db {
+		err = errors.Join(err, s.read.Close())
+	}
+	return errors.Join(err, s.db.Close())
+}
+
+// Commits is how many write transactions the store has committed: under
+// synchronous=FULL each is one flush to disk; under NORMAL (our default)
+// each is an append to the WAL, flushed at checkpoints.
+func (s *Store) Commits() int64 { return s.commits.Load() }
 
 // Ping checks the database answers.
 func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
@@ -177,7 +247,7 @@ func (s *Store) inMigrationTx(ctx context.Context, fn func(tx *sql.Tx) error) er
 	if err := fn(tx); err != nil {
 		return err
 	}
-	return tx.Commit()
+	return s.commit(tx)
 }
 
 func (s *Store) applyMigration(ctx context.Context, path string, version int) error {
@@ -225,16 +295,55 @@ func (s *Store) rebind(q string) string {
 	return b.String()
 }
 
+// exec runs one write statement on the writer, a transaction of its own.
 func (s *Store) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	return s.db.ExecContext(ctx, s.rebind(q), args...)
+	res, err := s.db.ExecContext(ctx, s.rebind(q), args...)
+	if err == nil {
+		s.commits.Add(1)
+	}
+	return res, err
+}
+
+// writeRow runs one write statement that returns a row (RETURNING) on the
+// writer.
+func (s *Store) writeRow(ctx context.Context, q string, args ...any) rowScanner {
+	return countedRow{row: s.db.QueryRowContext(ctx, s.rebind(q), args...), commits: &s.commits}
+}
+
+type rowScanner interface{ Scan(dest ...any) error }
+
+// countedRow counts the statement's commit once its row is read: the
+// statement has run by then, whether it returned a row or not.
+type countedRow struct {
+	row     *sql.Row
+	commits *atomic.Int64
+}
+
+func (r countedRow) Scan(dest ...any) error {
+	err := r.row.Scan(dest...)
+	if err == nil || errors.Is(err, sql.ErrNoRows) {
+		r.commits.Add(1)
+	}
+	return err
+}
+
+// begin starts a write transaction on the writer; commit ends it.
+func (s *Store) begin(ctx context.Context) (*sql.Tx, error) { return s.db.BeginTx(ctx, nil) }
+
+func (s *Store) commit(tx *sql.Tx) error {
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	s.commits.Add(1)
+	return nil
 }
 
 func (s *Store) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	return s.db.QueryContext(ctx, s.rebind(q), args...)
+	return s.read.QueryContext(ctx, s.rebind(q), args...)
 }
 
 func (s *Store) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
-	return s.db.QueryRowContext(ctx, s.rebind(q), args...)
+	return s.read.QueryRowContext(ctx, s.rebind(q), args...)
 }
 
 // ms converts a time to the stored form: unix milliseconds, 0 for zero.

@@ -96,6 +96,9 @@ func (s *Store) SaveSubscription(ctx context.Context, st calsyncd.SubscriptionSt
 // DeleteSubscription forgets a subscription and everything it owns in the
 // database (mappings, rejections, runs).
 func (s *Store) DeleteSubscription(ctx context.Context, id string) error {
+	// Changes still queued for it would be committed after the delete and
+	// fail on their foreign key; they no longer matter.
+	_ = s.Flush(ctx, id)
 	if _, err := s.exec(ctx, `DELETE FROM subscriptions WHERE id = ?`, id); err != nil {
 		return fmt.Errorf("store: delete subscription %s: %w", id, err)
 	}

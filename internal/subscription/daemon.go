@@ -434,8 +434,11 @@ func (r *Runner) Prune(ctx context.Context, st calsyncd.SubscriptionState) error
 		return err
 	}
 	plan := diff.Compute(nil, mapped, nil)
-	res := w.Apply(ctx, diff.Batch{SubscriptionID: st.ID, CalendarID: st.Calendar, Ops: plan.Deletes},
-		&persister{store: r.Store, sub: st.ID})
+	rec := &persister{store: r.Store, sub: st.ID}
+	res := w.Apply(ctx, diff.Batch{SubscriptionID: st.ID, CalendarID: st.Calendar, Ops: plan.Deletes}, rec)
+	if err := rec.flush(ctx); err != nil {
+		return err
+	}
 	r.log().Info("pruned a removed subscription", "subscription", st.ID, "deleted", res.Deleted, "deferred", res.Deferred, "failed", res.Failed)
 	if res.Err != nil {
 		return res.Err

@@ -101,14 +101,37 @@ func (k known) unreject(keys ...calsyncd.Key) known {
 	return out
 }
 
-// rekeyed moves mappings to their new keys.
+// rekeyed moves mappings to their new keys, as the store does: each rekey
+// in turn saves the mapping under its new key (forgetting that key's
+// rejection), then forgets the old key. One pass over the mappings, not
+// one per rekey: a feed that mints new UIDs rekeys every event.
 func (k known) rekeyed(rekeys []diff.Rekey) known {
+	if len(rekeys) == 0 {
+		return k
+	}
+	byKey := make(map[calsyncd.Key]calsyncd.Mapping, len(k.mappings)+len(rekeys))
+	for _, m := range k.mappings {
+		byKey[m.Key] = m
+	}
+	written := make(map[calsyncd.Key]bool, len(rekeys))
 	for _, rk := range rekeys {
 		m := rk.From
 		m.Key = rk.To
-		k = k.put(m).drop(rk.From.Key)
+		byKey[rk.To] = m
+		written[rk.To] = true
+		delete(byKey, rk.From.Key)
 	}
-	return k
+	out := known{mappings: make([]calsyncd.Mapping, 0, len(byKey))}
+	for _, m := range byKey {
+		out.mappings = append(out.mappings, m)
+	}
+	slices.SortFunc(out.mappings, func(a, b calsyncd.Mapping) int { return compareKeys(a.Key, b.Key) })
+	for _, r := range k.rejections {
+		if !written[r.Key] {
+			out.rejections = append(out.rejections, r)
+		}
+	}
+	return out
 }
 
 // recorded is k after a batch: what the writer saved, deleted and saw

@@ -261,13 +261,15 @@ func (r *Runner) reconcile(ctx context.Context, p pass) pass {
 	}
 	repair := diff.Reconcile(p.sub.ID, p.known.mappings, owned)
 	p.repaired = &repaired{at: r.now(), adopted: len(repair.Adopt), refreshed: len(repair.Refresh), duplicates: len(repair.Duplicates)}
-	persistCtx := context.WithoutCancel(ctx)
-	for _, m := range append(repair.Adopt, repair.Refresh...) {
-		if err := r.Store.PutMapping(persistCtx, p.sub.ID, m); err != nil {
-			return p.stop(calsyncd.OutcomeFailed, err)
-		}
-		p.known = p.known.put(m)
+	found := append(repair.Adopt, repair.Refresh...)
+	changes := make([]calsyncd.Change, len(found))
+	for i, m := range found {
+		changes[i] = calsyncd.MappingSaved(m)
 	}
+	if err := r.Store.Record(context.WithoutCancel(ctx), p.sub.ID, changes...); err != nil {
+		return p.stop(calsyncd.OutcomeFailed, err)
+	}
+	p.known = p.known.put(found...)
 	if len(repair.Duplicates) > 0 {
 		// The sweep records nothing (duplicateSweeper), and what it reports
 		// it deleted are copies: the mappings stay as they are.
@@ -358,8 +360,14 @@ func (r *Runner) apply(ctx context.Context, p pass) pass {
 		return p.stop(calsyncd.OutcomeFailed, err)
 	}
 	p.known = p.known.rekeyed(p.plan.Rekeys)
+	rec := &persister{store: r.Store, sub: p.sub.ID}
 	res := p.writer.Apply(ctx, diff.Batch{SubscriptionID: p.sub.ID, CalendarID: p.sub.Calendar, Ops: p.plan.Ops(),
-		Drain: p.opts.Drain, Backfill: p.firstSync}, &persister{store: r.Store, sub: p.sub.ID})
+		Drain: p.opts.Drain, Backfill: p.firstSync}, rec)
+	if err := rec.flush(ctx); err != nil {
+		// Google has writes we could not record: the next run finds them
+		// (409) and adopts them.
+		return p.stop(calsyncd.OutcomeFailed, err)
+	}
 	p.known = p.known.recorded(res)
 	if p.round == 1 && len(res.RefusedSeries) > 0 && res.Err == nil {
 		// Google refused series as they stand: the next round writes them
@@ -389,14 +397,18 @@ func (r *Runner) forgetLeftBehind(ctx context.Context, p *pass) error {
 	for _, k := range p.applied.RecreatedSeries {
 		gone[k] = true
 	}
-	var left []calsyncd.Key
+	var (
+		left    []calsyncd.Key
+		changes []calsyncd.Change
+	)
 	for _, m := range p.known.mappings {
 		if parent, ok := m.Key.Parent(); ok && gone[parent] {
-			if err := r.Store.DeleteMapping(context.WithoutCancel(ctx), p.sub.ID, m.Key); err != nil {
-				return err
-			}
 			left = append(left, m.Key)
+			changes = append(changes, calsyncd.MappingDeleted(m.Key))
 		}
+	}
+	if err := r.Store.Record(context.WithoutCancel(ctx), p.sub.ID, changes...); err != nil {
+		return err
 	}
 	p.known = p.known.drop(left...)
 	return nil
@@ -411,14 +423,18 @@ func (r *Runner) forgetRejections(ctx context.Context, p *pass) error {
 	for i := range p.shaped.Events {
 		inFeed[p.shaped.Events[i].Key()] = true
 	}
-	var gone []calsyncd.Key
+	var (
+		gone    []calsyncd.Key
+		changes []calsyncd.Change
+	)
 	for _, rj := range p.known.rejections {
 		if !inFeed[rj.Key] {
-			if err := r.Store.DeleteRejection(context.WithoutCancel(ctx), p.sub.ID, rj.Key); err != nil {
-				return err
-			}
 			gone = append(gone, rj.Key)
+			changes = append(changes, calsyncd.RejectionDeleted(rj.Key))
 		}
+	}
+	if err := r.Store.Record(context.WithoutCancel(ctx), p.sub.ID, changes...); err != nil {
+		return err
 	}
 	p.known = p.known.unreject(gone...)
 	return nil

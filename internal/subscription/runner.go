@@ -33,11 +33,14 @@ type Store interface {
 	EnsureSubscription(ctx context.Context, id, calendar, account string) (calsyncd.SubscriptionState, error)
 	SaveSubscription(ctx context.Context, st calsyncd.SubscriptionState) error
 	Mappings(ctx context.Context, subscriptionID string) ([]calsyncd.Mapping, error)
-	PutMapping(ctx context.Context, subscriptionID string, m calsyncd.Mapping) error
-	DeleteMapping(ctx context.Context, subscriptionID string, k calsyncd.Key) error
 	Rejections(ctx context.Context, subscriptionID string) ([]calsyncd.Rejection, error)
-	PutRejection(ctx context.Context, subscriptionID string, r calsyncd.Rejection) error
-	DeleteRejection(ctx context.Context, subscriptionID string, k calsyncd.Key) error
+	// Record commits changes together, before it returns.
+	Record(ctx context.Context, subscriptionID string, changes ...calsyncd.Change) error
+	// Queue hands changes to the store's group commit; Flush waits until
+	// everything queued is committed and reports what of the
+	// subscription's could not be.
+	Queue(subscriptionID string, changes ...calsyncd.Change) error
+	Flush(ctx context.Context, subscriptionID string) error
 	StartRun(ctx context.Context, subscriptionID string, started time.Time) (int64, error)
 	FinishRun(ctx context.Context, r calsyncd.Run) error
 }
@@ -182,20 +185,16 @@ func (r *Runner) observeFetch(id, result string) {
 	}
 }
 
-// rekey moves mappings to their events' new keys (same content, new UID).
+// rekey moves mappings to their events' new keys (same content, new UID),
+// all in one transaction.
 func (r *Runner) rekey(ctx context.Context, sub string, rekeys []diff.Rekey) error {
-	ctx = context.WithoutCancel(ctx)
+	changes := make([]calsyncd.Change, 0, 2*len(rekeys))
 	for _, rk := range rekeys {
 		m := rk.From
 		m.Key = rk.To
-		if err := r.Store.PutMapping(ctx, sub, m); err != nil {
-			return err
-		}
-		if err := r.Store.DeleteMapping(ctx, sub, rk.From.Key); err != nil {
-			return err
-		}
+		changes = append(changes, calsyncd.MappingSaved(m), calsyncd.MappingDeleted(rk.From.Key))
 	}
-	return nil
+	return r.Store.Record(context.WithoutCancel(ctx), sub, changes...)
 }
 
 // expansionReach bounds, each way from now, the occurrences of a series
@@ -234,21 +233,29 @@ func (duplicateSweeper) Saved(context.Context, calsyncd.Mapping) error      { re
 func (duplicateSweeper) Deleted(context.Context, calsyncd.Key) error        { return nil }
 func (duplicateSweeper) Rejected(context.Context, calsyncd.Rejection) error { return nil }
 
+// persister queues what the writer reports for the store's group commit;
+// the pass flushes it when the batch is done. Queueing never waits for the
+// disk, and never for the run's context: a write Google has accepted is
+// recorded even while the daemon shuts down (a crash loses at most the
+// commit window, recovered from Google by the next run's 409s).
 type persister struct {
 	store Store
 	sub   string
 }
 
-// Persisting never uses the run's context: a write Google has accepted must
-// be recorded even while the daemon shuts down.
-func (p *persister) Saved(ctx context.Context, m calsyncd.Mapping) error {
-	return p.store.PutMapping(context.WithoutCancel(ctx), p.sub, m)
+func (p *persister) Saved(_ context.Context, m calsyncd.Mapping) error {
+	return p.store.Queue(p.sub, calsyncd.MappingSaved(m))
 }
 
-func (p *persister) Deleted(ctx context.Context, k calsyncd.Key) error {
-	return p.store.DeleteMapping(context.WithoutCancel(ctx), p.sub, k)
+func (p *persister) Deleted(_ context.Context, k calsyncd.Key) error {
+	return p.store.Queue(p.sub, calsyncd.MappingDeleted(k))
 }
 
-func (p *persister) Rejected(ctx context.Context, rj calsyncd.Rejection) error {
-	return p.store.PutRejection(context.WithoutCancel(ctx), p.sub, rj)
+func (p *persister) Rejected(_ context.Context, rj calsyncd.Rejection) error {
+	return p.store.Queue(p.sub, calsyncd.RejectionSaved(rj))
+}
+
+// flush waits for what the batch queued to be committed.
+func (p *persister) flush(ctx context.Context) error {
+	return p.store.Flush(context.WithoutCancel(ctx), p.sub)
 }
