@@ -117,7 +117,10 @@ func openApp(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, e
 			return w, nil
 		},
 		Locker: subscription.FileLocker{Dir: filepath.Join(cfg.StateDir, "locks")},
-		Log:    log,
+		// One bounded pool for every command: an account runs as many
+		// passes at once as its writer has requests in flight.
+		Workers: subscription.NewWorkers(cfg.Writer.Concurrency, subscription.DefaultPrepare()),
+		Log:     log,
 	}
 	a.startAlerts()
 	return a, nil

@@ -264,3 +264,26 @@ func BenchmarkSyncScale(b *testing.B) {
 		})
 	}
 }
+
+// TestAThousandSubscriptionsLoseNoRecord: one `calsyncd sync` over 1,000
+// subscriptions of 10 accounts ends every run ok, and every write Google
+// accepted is recorded: the emulator's accepted writes (all inserts, in a
+// first sync) equal the database's mappings, and every event in Google is
+// named by one.
+func TestAThousandSubscriptionsLoseNoRecord(t *testing.T) {
+	w := newScaleWorld(t, 1000, 3, 10)
+	var out, errOut bytes.Buffer
+	m := &Main{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut}
+	if err := m.Run(context.Background(), []string{"sync", "--json", "--config", w.config}); err != nil {
+		t.Errorf("sync: %v\n%.3000s", err, errOut.String())
+	}
+	o := w.check(t, out.Bytes())
+	if o.failed != 0 {
+		t.Errorf("%d runs did not end ok: %v", o.failed, o.errors)
+	}
+	accepted := w.fake.Stats().AcceptedWrites
+	if o.unrecorded != 0 || o.mapped != accepted || o.events != 3000 {
+		t.Errorf("Google accepted %d writes and holds %d events; the database maps %d, %d events unrecorded",
+			accepted, o.events, o.mapped, o.unrecorded)
+	}
+}

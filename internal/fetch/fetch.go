@@ -6,7 +6,6 @@
 package fetch
 
 import (
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -49,11 +48,15 @@ type BasicAuth struct {
 
 // Response is a fetched feed.
 type Response struct {
-	NotModified  bool
+	NotModified bool
+	// Body is the whole body (Fetch); Stream is the body as it arrives
+	// (Open).
 	Body         []byte
+	Stream       *Stream
 	ETag         string
 	LastModified string
-	// BodyHash identifies the body, for servers that send no validators.
+	// BodyHash identifies the body, for servers that send no validators
+	// (Fetch; from Open, Stream.Finish gives it).
 	BodyHash string
 }
 
@@ -141,9 +144,28 @@ func NewFetcher(connectTimeout, timeout time.Duration, maxSize int64, accept fun
 	}
 }
 
-// Fetch retrieves a feed. A 304 answer is a Response with NotModified set,
-// not an error.
+// Fetch retrieves a feed, its whole body in memory. A 304 answer is a
+// Response with NotModified set, not an error.
 func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
+	resp, err := f.open(ctx, req)
+	if err != nil || resp.Stream == nil {
+		return resp, err
+	}
+	defer resp.Stream.Close()
+	body, err := io.ReadAll(resp.Stream)
+	if err != nil {
+		return nil, err // the Stream's *Error
+	}
+	if err := f.accept(body); err != nil {
+		return nil, err
+	}
+	resp.Body, resp.Stream, resp.BodyHash = body, nil, hashBody(body)
+	return resp, nil
+}
+
+// open sends the request: a 200 answer's body is a Stream (a file's is
+// read whole, into Body).
+func (f *Fetcher) open(ctx context.Context, req Request) (*Response, error) {
 	u, err := url.Parse(req.URL)
 	if err != nil {
 		return nil, &Error{Kind: Rejected, Msg: "invalid feed URL"}
@@ -175,18 +197,15 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 		}
 		return nil, &Error{Kind: Unreachable, Msg: msg, Err: stripURL(err)}
 	}
-	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
+		defer resp.Body.Close()
 		return answer(resp, req)
 	}
-	body, err := f.readBody(resp)
+	body, err := f.stream(resp)
 	if err != nil {
 		return nil, err
 	}
-	if err := f.accept(body); err != nil {
-		return nil, err
-	}
-	return &Response{Body: body, ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified"), BodyHash: hashBody(body)}, nil
+	return &Response{Stream: body, ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")}, nil
 }
 
 // newRequest is the GET of a feed: who we are, what we accept, the
@@ -236,28 +255,6 @@ func answer(resp *http.Response, req Request) (*Response, error) {
 	}
 }
 
-// readBody reads a 200 answer's body within the size cap, un-gzipping it
-// when it is ours to.
-func (f *Fetcher) readBody(resp *http.Response) ([]byte, error) {
-	limit := f.limit()
-	if resp.ContentLength > limit && !resp.Uncompressed && resp.Header.Get("Content-Encoding") == "" {
-		return nil, tooLarge(limit)
-	}
-	var r io.Reader = resp.Body
-	// Go's transport un-gzips by itself only when it asked for gzip; with
-	// a configured Accept-Encoding header, or a server that gzips unasked,
-	// it is ours to do.
-	if !resp.Uncompressed && strings.EqualFold(strings.TrimSpace(resp.Header.Get("Content-Encoding")), "gzip") {
-		zr, err := gzip.NewReader(resp.Body)
-		if err != nil {
-			return nil, &Error{Kind: Invalid, Msg: "the feed claims gzip but is not", Err: err}
-		}
-		defer zr.Close()
-		r = zr
-	}
-	return f.readCapped(r)
-}
-
 // maxReason bounds how much of a server's reason phrase an error keeps.
 const maxReason = 80
 
@@ -305,10 +302,8 @@ func (f *Fetcher) limit() int64 {
 	return f.MaxSize
 }
 
-// readCapped reads at most the size cap, and fails with TooLarge past it
+// readCapped reads at most limit bytes, and fails with TooLarge past it
 // without reading further.
-func (f *Fetcher) readCapped(r io.Reader) ([]byte, error) { return readCapped(r, f.limit()) }
-
 func readCapped(r io.Reader, limit int64) ([]byte, error) {
 	body, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {

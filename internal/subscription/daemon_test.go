@@ -30,7 +30,7 @@ type memFetcher struct {
 	count  map[string]int
 }
 
-func (f *memFetcher) Fetch(ctx context.Context, req fetch.Request) (*fetch.Response, error) {
+func (f *memFetcher) Open(ctx context.Context, req fetch.Request) (*fetch.Response, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.count[req.URL]++

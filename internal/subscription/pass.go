@@ -5,19 +5,22 @@ package subscription
 // bottom. A stage fills in its own part and reads only what the stages
 // before it wrote; a stage that ends the pass says so with its outcome
 // (stop), and settle turns whatever was reached into the run's record and
-// the subscription's next state. No stage but begin reads the store, and
+// the subscription's next state. Only begin and load read the store, and
 // none but settle changes the subscription's state.
 //
-//	begin      the run's record, the state it starts from, the mappings
-//	           and rejections (read once)
-//	fetch      conditional GET; not modified ⇒ settle
-//	parse      ICS ⇒ normalised events
+//	begin      the run's record, the state it starts from
+//	           … the account's turn (Workers)
+//	fetch      conditional GET, the body streamed; not modified ⇒ settle
+//	parse      ICS ⇒ normalised events from the stream; the same body as
+//	           the last complete run ⇒ settle
+//	load       the mappings and rejections (read once)
 //	account    the account's writer
 //	reconcile  when due: repair drift between Google and the mappings
 //	shape      the feed as Google holds it (pure)
 //	plan       desired vs mapped ⇒ creates, updates, deletes (pure)
 //	guard      the mass-delete guard (pure)
-//	apply      paced writes, each persisted as Google accepts it
+//	apply      paced writes, each queued for the store's group commit as
+//	           Google accepts it, flushed when the batch is done
 //	settle     outcome ⇒ state machine, run record, validators, one log line
 //
 // When Google refuses a series, apply hands the pass back for a second
@@ -114,7 +117,19 @@ func (r *Runner) sync(ctx context.Context, sub config.Subscription, opts Options
 	if err != nil {
 		return Report{Subscription: sub.ID}, err
 	}
-	return r.settle(ctx, r.run(ctx, p))
+	return r.settle(ctx, r.inTurn(ctx, p))
+}
+
+// inTurn runs the pass when its account's turn comes (Workers): a begun
+// pass waits holding nothing but its run's record.
+func (r *Runner) inTurn(ctx context.Context, p pass) pass {
+	release, err := r.Workers.account(ctx, p.opts.Drain, p.sub.AccountName())
+	if err != nil {
+		// Shut down before its turn: nothing was done, nothing is lost.
+		return p.stop(calsyncd.OutcomeDeferred, nil)
+	}
+	defer release()
+	return r.run(ctx, p)
 }
 
 // run takes a begun pass as far as it goes.
@@ -122,10 +137,10 @@ func (r *Runner) run(ctx context.Context, p pass) pass {
 	if p.over() {
 		return p
 	}
-	if p = r.fetch(ctx, p); p.over() {
+	if p = r.read(ctx, p); p.over() {
 		return p
 	}
-	if p = r.parse(p); p.over() {
+	if p = r.load(ctx, p); p.over() {
 		return p
 	}
 	if p = r.account(p); p.over() {
@@ -148,8 +163,8 @@ func (r *Runner) run(ctx context.Context, p pass) pass {
 	}
 }
 
-// begin records the run's start and reads what the run starts from: the
-// subscription's state, its mappings and its rejections, once.
+// begin records the run's start and reads the state it starts from. It
+// reads no mappings: a feed that has not changed needs none.
 func (r *Runner) begin(ctx context.Context, sub config.Subscription, opts Options) (pass, error) {
 	st, err := r.Store.EnsureSubscription(ctx, sub.ID, sub.Calendar, sub.AccountName())
 	if err != nil {
@@ -164,19 +179,43 @@ func (r *Runner) begin(ctx context.Context, sub config.Subscription, opts Option
 	if opts.Started != nil {
 		opts.Started(p.run.ID)
 	}
-	if p.known.mappings, err = r.Store.Mappings(ctx, sub.ID); err != nil {
-		return p.stop(calsyncd.OutcomeFailed, err), nil
+	// A subscription never reconciled (its first sync, or a database that
+	// was lost) compares Google with its mappings, in case Google holds
+	// our events already.
+	every := p.cfg.Sync.ReconcileInterval.D()
+	p.reconcileDue = opts.Reconcile || st.LastReconcileAt.IsZero() || (every > 0 && r.now().Sub(st.LastReconcileAt) >= every)
+	return p, nil
+}
+
+// read fetches and parses the feed, no more passes at once than the
+// Workers' prepare bound.
+func (r *Runner) read(ctx context.Context, p pass) pass {
+	release, err := r.Workers.preparing(ctx, p.opts.Drain)
+	if err != nil {
+		return p.stop(calsyncd.OutcomeDeferred, nil)
 	}
-	if p.known.rejections, err = r.Store.Rejections(ctx, sub.ID); err != nil {
-		return p.stop(calsyncd.OutcomeFailed, err), nil
+	defer release()
+	if p = r.fetch(ctx, p); p.over() {
+		return p
+	}
+	return r.parse(p)
+}
+
+// load reads what the store knows of the subscription's events, its
+// mappings and its rejections, once: the feed changed (or a reconcile is
+// due), so the pass will plan.
+func (r *Runner) load(ctx context.Context, p pass) pass {
+	var err error
+	if p.known.mappings, err = r.Store.Mappings(ctx, p.sub.ID); err != nil {
+		return p.stop(calsyncd.OutcomeFailed, err)
+	}
+	if p.known.rejections, err = r.Store.Rejections(ctx, p.sub.ID); err != nil {
+		return p.stop(calsyncd.OutcomeFailed, err)
 	}
 	// A subscription's first sync is a backfill: it must not starve the
-	// small changes of the account's other subscriptions. It is also a
-	// reconcile, in case Google holds our events from a lost database.
+	// small changes of the account's other subscriptions.
 	p.firstSync = len(p.known.mappings) == 0
-	every := p.cfg.Sync.ReconcileInterval.D()
-	p.reconcileDue = opts.Reconcile || p.firstSync || (every > 0 && r.now().Sub(st.LastReconcileAt) >= every)
-	return p, nil
+	return p
 }
 
 // fetch gets the feed, conditionally: a feed unchanged since the last
@@ -196,7 +235,7 @@ func (r *Runner) fetch(ctx context.Context, p pass) pass {
 		p.end.waitUntil = p.found.FetchNotBefore
 		return p
 	}
-	resp, err := r.Fetcher.Fetch(ctx, req)
+	resp, err := r.Fetcher.Open(ctx, req)
 	if err != nil {
 		r.observeFetch(p.sub.ID, "error")
 		var ferr *fetch.Error
@@ -210,20 +249,52 @@ func (r *Runner) fetch(ctx context.Context, p pass) pass {
 		return p.stop(calsyncd.OutcomeFailed, err)
 	}
 	p.resp = resp
-	unchanged := resp.NotModified || (resp.BodyHash != "" && resp.BodyHash == p.found.BodyHash && p.found.ConsecutiveErrors == 0)
-	if unchanged && !p.reconcileDue {
+	if resp.NotModified && !p.reconcileDue {
 		r.observeFetch(p.sub.ID, "not_modified")
 		return p.stop(calsyncd.OutcomeNotModified, nil)
 	}
 	return p
 }
 
-// parse reads the feed's events within the window.
+// unchanged: the body is the one of the last complete run (for servers
+// that send no validators).
+func (p pass) unchanged() bool {
+	h := p.resp.BodyHash
+	return p.resp.NotModified || (h != "" && h == p.found.BodyHash && p.found.ConsecutiveErrors == 0)
+}
+
+// parse reads the feed's events within the window, from the body as it
+// arrives: the body, its lines and the parsed tree are never all held at
+// once. The body's hash is known once it is read: a body unchanged since
+// the last complete run ends the pass here, before any mapping is read.
 func (r *Runner) parse(p pass) pass {
 	win := p.cfg.EffectiveWindow(p.sub)
 	p.now = r.now()
-	cal, err := feed.ParseBytes(p.resp.Body, feed.Options{DefaultZone: p.cfg.EffectiveTimeZone(p.sub), Identity: feed.Identity(p.sub.Identity),
-		WindowPast: win.Past.D(), WindowFuture: win.Future.D(), Now: p.now})
+	opts := feed.Options{DefaultZone: p.cfg.EffectiveTimeZone(p.sub), Identity: feed.Identity(p.sub.Identity),
+		WindowPast: win.Past.D(), WindowFuture: win.Future.D(), Now: p.now}
+	var (
+		cal *feed.Calendar
+		err error
+	)
+	if s := p.resp.Stream; s != nil {
+		cal, err = feed.Parse(s, opts)
+		hash, ferr := s.Finish()
+		s.Close()
+		if ferr != nil {
+			// Cut short or too large: the fetch failed, whatever the
+			// parser made of what it got.
+			r.observeFetch(p.sub.ID, "error")
+			return p.stop(calsyncd.OutcomeFailed, ferr)
+		}
+		p.resp.Stream, p.resp.BodyHash = nil, hash
+	} else {
+		cal, err = feed.ParseBytes(p.resp.Body, opts)
+		p.resp.Body = nil
+	}
+	if p.unchanged() && !p.reconcileDue {
+		r.observeFetch(p.sub.ID, "not_modified")
+		return p.stop(calsyncd.OutcomeNotModified, nil)
+	}
 	if err != nil {
 		// An HTML login page or a truncated body is a failed fetch too.
 		r.observeFetch(p.sub.ID, "error")

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	calsyncd "github.com/calsyncd/calsyncd"
+	"github.com/calsyncd/calsyncd/internal/fetch"
 	"github.com/calsyncd/calsyncd/internal/subscription"
 )
 
@@ -49,4 +50,40 @@ func TestAPassReadsTheMappingsOnce(t *testing.T) {
 		}
 	}
 	m.check("after two passes")
+}
+
+// notModified answers every fetch 304.
+type notModified struct{}
+
+func (notModified) Open(context.Context, fetch.Request) (*fetch.Response, error) {
+	return &fetch.Response{NotModified: true}, nil
+}
+
+// A pass whose feed has not changed (the server answers 304, or sends the
+// body of the last complete run again) reads no mappings: nothing will be
+// planned.
+func TestAnUnchangedFeedReadsNoMappings(t *testing.T) {
+	m := newMirror(t)
+	counted := &countingStore{Store: m.store}
+	m.runner.Store = counted
+	m.setFeed(generated["series Google cannot hold"])
+	m.syncOK("first sync")
+	for _, tc := range []struct {
+		name    string
+		fetcher subscription.Fetcher
+	}{
+		{"same body", m.runner.Fetcher},
+		{"304", notModified{}},
+	} {
+		m.runner.Fetcher = tc.fetcher
+		counted.mappings.Store(0)
+		counted.rejections.Store(0)
+		rep := m.syncWith(subscription.Options{})
+		if rep.Run.Outcome != calsyncd.OutcomeNotModified {
+			t.Fatalf("%s: outcome %s (%v)", tc.name, rep.Run.Outcome, rep.Err)
+		}
+		if n, r := counted.mappings.Load(), counted.rejections.Load(); n != 0 || r != 0 {
+			t.Errorf("%s: read the mappings %d times and the rejections %d times, want never", tc.name, n, r)
+		}
+	}
 }

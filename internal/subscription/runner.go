@@ -14,9 +14,10 @@ import (
 	"github.com/calsyncd/calsyncd/internal/fetch"
 )
 
-// Fetcher fetches a feed.
+// Fetcher fetches a feed: a Response with a Stream (read as it arrives,
+// its hash given by Finish), or with the whole Body and its BodyHash.
 type Fetcher interface {
-	Fetch(ctx context.Context, req fetch.Request) (*fetch.Response, error)
+	Open(ctx context.Context, req fetch.Request) (*fetch.Response, error)
 }
 
 // Writer applies a plan to Google for one account.
@@ -57,6 +58,9 @@ type Runner struct {
 	// Locker, when set, keeps other processes from running the same
 	// subscription at the same time.
 	Locker Locker
+	// Workers, when set, bounds how many passes run at once, per account
+	// and in fetch+parse; without it every pass runs at once.
+	Workers *Workers
 	// Observer, when set, is told about fetches and runs (metrics).
 	Observer Observer
 	// Listener, when set, is told what each run settled on (alerts).
@@ -64,8 +68,9 @@ type Runner struct {
 	Log      *slog.Logger
 	Now      func() time.Time
 
-	mu      sync.Mutex
-	running map[string]bool
+	mu        sync.Mutex
+	running   map[string]bool
+	lockFiles sync.Mutex
 }
 
 // Options modify one sync.
@@ -157,12 +162,22 @@ func (r *Runner) lock(id string) (func(), error) {
 	if r.Locker == nil {
 		return release, nil
 	}
+	// One lock-file operation at a time: each is a blocking system call,
+	// and a thousand subscriptions starting at once would otherwise hold
+	// as many OS threads.
+	r.lockFiles.Lock()
 	unlock, err := r.Locker.TryLock(id)
+	r.lockFiles.Unlock()
 	if err != nil {
 		release()
 		return nil, err
 	}
-	return func() { unlock(); release() }, nil
+	return func() {
+		r.lockFiles.Lock()
+		unlock()
+		r.lockFiles.Unlock()
+		release()
+	}, nil
 }
 
 func (r *Runner) now() time.Time {
