@@ -34,7 +34,9 @@ type Options struct {
 	// RetryBase and RetryCap shape the retry backoff: base·2^(n-1), capped.
 	RetryBase time.Duration
 	RetryCap  time.Duration
-	// BackfillShare of the slots a backfill may hold; BackfillThreshold:
+	// BackfillShare of the slots a backfill may hold whatever the latency
+	// (beyond it, it borrows slots no incremental request is waiting for;
+	// see PacerOptions); BackfillThreshold:
 	// plans with more ops are backfill (negative disables).
 	BackfillShare     float64
 	BackfillThreshold int

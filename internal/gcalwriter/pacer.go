@@ -15,10 +15,12 @@ type Priority int
 
 const (
 	// Incremental requests (a subscription's regular changes) always start
-	// before backfill requests waiting at the same time.
+	// before backfill requests waiting at the same time, and within one
+	// spacing of arriving.
 	Incremental Priority = iota
-	// Backfill requests (a first sync, a large plan) hold at most a share
-	// of the pacer's slots, so incremental requests always find one free.
+	// Backfill requests (a first sync, a large plan) hold a share of the
+	// pacer's slots, and borrow the others while no incremental request
+	// waits and one of them is sure to be free again within a spacing.
 	Backfill
 )
 
@@ -28,21 +30,6 @@ func (p Priority) String() string {
 	}
 	return "incremental"
 }
-
-// Adaptive spacing: a rate limit widens the spacing by half (once per
-// widening: the answers to requests sent before it say nothing about the
-// new spacing); each success then takes 1/32 of the distance back to the
-// configured floor. Near the spacing Google last refused (within 10%), and
-// for the first holdSuccesses successes after that refusal, it takes only
-// 1/512: the writer settles just under a quota it cannot see instead of
-// oscillating across it, and still returns to the floor once the quota
-// has room again.
-const (
-	widenNum, widenDen = 3, 2
-	decayDivisor       = 32
-	slowDecayDivisor   = 512
-	holdSuccesses      = 100
-)
 
 // PacerOptions configure a Pacer; zero values take the defaults of
 // DESIGN.md §2.
@@ -54,8 +41,11 @@ type PacerOptions struct {
 	Spacing time.Duration
 	// MaxSpacing bounds adaptive spacing (5 s).
 	MaxSpacing time.Duration
-	// BackfillShare is the share of the slots backfill may hold (0.75);
-	// at least one.
+	// BackfillShare is the share of the slots a backfill may hold
+	// whatever the latency (0.75; at least one slot). Beyond it, it takes a
+	// slot while another stays free, or is expected to be within a
+	// spacing, so that an incremental request arriving still starts at
+	// the next start time; 1 lets it hold every slot.
 	BackfillShare float64
 	Clock         Clock
 }
@@ -81,31 +71,46 @@ func (o PacerOptions) withDefaults() PacerOptions {
 
 // Pacer paces the requests of one Google account, shared by every
 // subscription writing as that account (Google's quotas are per user): at
-// most Concurrency in flight, starts at least the current spacing apart
-// (a token bucket of one token, golang.org/x/time/rate), incremental
-// requests first.
+// most Concurrency in flight, every start at least the floor spacing after
+// the last (a token bucket of one token, golang.org/x/time/rate), and
+// every write at least the adaptive spacing after the last write
+// (Adaptive), incremental requests first.
+//
+// It is work-conserving: a backfill may use every slot no incremental
+// request is waiting for, so that two requests in flight hide Google's
+// latency (a first sync at 400 ms runs at the spacing's 4/s, not at
+// 1/latency). It takes the last free slot only while a request in flight
+// is expected (from the latency of recent answers) to end within one
+// spacing, so an incremental request arriving meanwhile still starts at
+// the next start time. A read waits only for the floor: the quotas Google
+// enforces below our pacing are on writes, and a read should not wait for
+// a spacing learnt from them (nor make the writes wait).
 type Pacer struct {
 	clock         Clock
-	floor, max    time.Duration
+	floor         time.Duration
 	slots         int
 	backfillSlots int
 
-	mu               sync.Mutex
-	lim              *rate.Limiter
-	spacing          time.Duration
-	widenedAt        time.Time     // answers to requests started before it are stale
-	refused          time.Duration // the spacing Google last rate-limited
-	sinceRefused     int           // successes since then
+	mu sync.Mutex
+	// starts paces every request at the floor; writes paces writes at the
+	// adaptive spacing.
+	starts, writes   *rate.Limiter
+	adapt            adaptive
 	inFlight         int
 	backfillInFlight int
-	queue            [2][]*waiter
-	timer            Timer
-	timerAt          time.Time
-	timerGen         uint64
+	flying           map[*Slot]struct{}
+	// latency is how long recent requests took (rising at once to a slower
+	// answer, falling slowly); zero until one has been answered.
+	latency  time.Duration
+	queue    [2][]*waiter
+	timer    Timer
+	timerAt  time.Time
+	timerGen uint64
 }
 
 type waiter struct {
 	prio  Priority
+	write bool
 	ready chan struct{}
 	slot  *Slot
 }
@@ -123,25 +128,36 @@ type Slot struct {
 // NewPacer returns a pacer at its floor spacing.
 func NewPacer(o PacerOptions) *Pacer {
 	o = o.withDefaults()
-	p := &Pacer{
-		clock: o.Clock, floor: o.Spacing, max: o.MaxSpacing, slots: o.Concurrency,
+	return &Pacer{
+		clock: o.Clock, floor: o.Spacing, slots: o.Concurrency,
 		backfillSlots: max(1, int(math.Floor(float64(o.Concurrency)*o.BackfillShare+1e-9))),
-		spacing:       o.Spacing,
+		starts:        rate.NewLimiter(rate.Every(o.Spacing), 1),
+		writes:        rate.NewLimiter(rate.Every(o.Spacing), 1),
+		adapt:         adaptive{floor: o.Spacing, max: o.MaxSpacing, spacing: o.Spacing},
+		flying:        map[*Slot]struct{}{},
 	}
-	p.lim = rate.NewLimiter(rate.Every(o.Spacing), 1)
-	return p
 }
 
-// Acquire waits until a request of the given priority may start, or until
+// Acquire waits until a write of the given priority may start, or until
 // ctx is done (returning its cause).
 func (p *Pacer) Acquire(ctx context.Context, prio Priority) (*Slot, error) {
+	return p.acquire(ctx, prio, true)
+}
+
+// AcquireRead is Acquire for a read: it waits for a slot and the floor
+// spacing, not for the spacing learnt from rate-limited writes.
+func (p *Pacer) AcquireRead(ctx context.Context, prio Priority) (*Slot, error) {
+	return p.acquire(ctx, prio, false)
+}
+
+func (p *Pacer) acquire(ctx context.Context, prio Priority, write bool) (*Slot, error) {
 	if err := context.Cause(ctx); err != nil {
 		return nil, err
 	}
 	if prio != Backfill {
 		prio = Incremental
 	}
-	w := &waiter{prio: prio, ready: make(chan struct{})}
+	w := &waiter{prio: prio, write: write, ready: make(chan struct{})}
 	p.mu.Lock()
 	p.queue[prio] = append(p.queue[prio], w)
 	p.kickLocked()
@@ -174,47 +190,124 @@ func (s *Slot) Release() {
 		if s.prio == Backfill {
 			p.backfillInFlight--
 		}
+		delete(p.flying, s)
+		p.observeLocked(p.clock.Now().Sub(s.Start))
 		p.kickLocked()
 	})
 }
 
-// nextLocked is the waiter that may start next if the bucket allows, or nil
-// when every eligible slot is taken.
-func (p *Pacer) nextLocked() *waiter {
-	if p.inFlight >= p.slots {
-		return nil
+// observeLocked notes how long a request took.
+func (p *Pacer) observeLocked(d time.Duration) {
+	if d > p.latency {
+		p.latency = d
+		return
 	}
-	if len(p.queue[Incremental]) > 0 {
-		return p.queue[Incremental][0]
+	p.latency -= (p.latency - d) / 8
+}
+
+// slotFor says whether a request of prio may take a slot now; when it may
+// not, at (if not zero) is when a backfill may borrow one (a release also
+// looks again).
+func (p *Pacer) slotFor(prio Priority, now time.Time) (ok bool, at time.Time) {
+	switch {
+	case p.inFlight >= p.slots:
+		return false, time.Time{}
+	case prio == Incremental, p.backfillInFlight < p.backfillSlots, p.inFlight+1 < p.slots:
+		return true, time.Time{}
+	case p.latency == 0:
+		// Nothing answered yet: no telling when a slot frees.
+		return false, time.Time{}
 	}
-	if len(p.queue[Backfill]) > 0 && p.backfillInFlight < p.backfillSlots {
-		return p.queue[Backfill][0]
+	// The last free slot: borrowed once a request in flight is expected to
+	// be done within a spacing of now.
+	var soonest time.Time
+	for s := range p.flying {
+		if end := s.Start.Add(p.latency); soonest.IsZero() || end.Before(soonest) {
+			soonest = end
+		}
 	}
-	return nil
+	if free := soonest.Add(-p.floor); free.After(now) {
+		return false, free
+	}
+	return true, time.Time{}
+}
+
+// readyAt is when lim has a token.
+func readyAt(lim *rate.Limiter, now time.Time) time.Time {
+	tokens := lim.TokensAt(now)
+	if tokens >= 1 {
+		return now
+	}
+	wait := time.Duration(math.Ceil((1 - tokens) / float64(lim.Limit()) * float64(time.Second)))
+	return now.Add(max(wait, 1))
+}
+
+// nextLocked is the waiter that may start now, or nil; then at (if not
+// zero) is when one may. Incremental requests go first; within a
+// priority, the first read may pass a write that waits for its spacing.
+func (p *Pacer) nextLocked(now time.Time) (next *waiter, at time.Time) {
+	later := func(t time.Time) {
+		if !t.IsZero() && (at.IsZero() || t.Before(at)) {
+			at = t
+		}
+	}
+	for _, prio := range []Priority{Incremental, Backfill} {
+		q := p.queue[prio]
+		if len(q) == 0 {
+			continue
+		}
+		ok, borrowAt := p.slotFor(prio, now)
+		if !ok {
+			later(borrowAt)
+			return nil, at
+		}
+		start := readyAt(p.starts, now)
+		firstWrite, firstRead := slices.IndexFunc(q, func(w *waiter) bool { return w.write }), slices.IndexFunc(q, func(w *waiter) bool { return !w.write })
+		for _, i := range []int{min(firstWrite, firstRead), max(firstWrite, firstRead)} {
+			if i < 0 {
+				continue
+			}
+			t := start
+			if q[i].write {
+				t = maxTime(t, readyAt(p.writes, now))
+			}
+			if !t.After(now) {
+				return q[i], time.Time{}
+			}
+			later(t)
+		}
+		// Incremental requests wait for their turn before any backfill.
+		return nil, at
+	}
+	return nil, at
 }
 
 // kickLocked starts every waiter that may start now, and arms a timer for
-// the next token when one is waiting for it.
+// when the next one may.
 func (p *Pacer) kickLocked() {
 	for {
-		w := p.nextLocked()
-		if w == nil {
-			p.disarmLocked()
-			return
-		}
 		now := p.clock.Now()
-		if tokens := p.lim.TokensAt(now); tokens < 1 {
-			wait := time.Duration(math.Ceil((1 - tokens) / float64(p.lim.Limit()) * float64(time.Second)))
-			p.armLocked(now, max(wait, 1))
+		w, at := p.nextLocked(now)
+		if w == nil {
+			if at.IsZero() {
+				p.disarmLocked()
+			} else {
+				p.armLocked(now, max(at.Sub(now), 1))
+			}
 			return
 		}
-		p.lim.AllowN(now, 1)
-		p.queue[w.prio] = p.queue[w.prio][1:]
+		p.starts.AllowN(now, 1)
+		if w.write {
+			p.writes.AllowN(now, 1)
+		}
+		q := p.queue[w.prio]
+		p.queue[w.prio] = slices.DeleteFunc(q, func(x *waiter) bool { return x == w })
 		p.inFlight++
 		if w.prio == Backfill {
 			p.backfillInFlight++
 		}
 		w.slot = &Slot{Start: now, p: p, prio: w.prio}
+		p.flying[w.slot] = struct{}{}
 		close(w.ready)
 	}
 }
@@ -246,36 +339,24 @@ func (p *Pacer) disarmLocked() {
 	}
 }
 
-// RateLimited widens the spacing after Google rate-limited a request that
-// started at start.
+// RateLimited widens the write spacing after Google rate-limited a
+// request that started at start.
 func (p *Pacer) RateLimited(start time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if start.Before(p.widenedAt) || p.spacing >= p.max {
-		return
+	if p.adapt.refusedAt(start, p.clock.Now()) {
+		p.setLocked(p.adapt.spacing)
 	}
-	p.widenedAt = p.clock.Now()
-	p.refused, p.sinceRefused = p.spacing, 0
-	p.setLocked(min(p.max, p.spacing*widenNum/widenDen))
 }
 
-// Succeeded narrows the spacing back toward the floor after a request that
-// started at start succeeded.
+// Succeeded narrows the write spacing back toward the floor after a write
+// that started at start succeeded.
 func (p *Pacer) Succeeded(start time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.spacing <= p.floor || start.Before(p.widenedAt) {
-		return
+	if p.adapt.succeeded(start) {
+		p.setLocked(p.adapt.spacing)
 	}
-	p.sinceRefused++
-	next := p.spacing - (p.spacing-p.floor)/decayDivisor
-	if p.sinceRefused <= holdSuccesses && next < p.refused+p.refused/10 {
-		next = p.spacing - (p.spacing-p.floor)/slowDecayDivisor
-	}
-	if next-p.floor < time.Millisecond {
-		next = p.floor
-	}
-	p.setLocked(next)
 }
 
 // SetSpacing restores a learned spacing (from the store), kept within the
@@ -283,16 +364,16 @@ func (p *Pacer) Succeeded(start time.Time) {
 func (p *Pacer) SetSpacing(d time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.setLocked(min(max(d, p.floor), p.max))
+	p.adapt.spacing = min(max(d, p.adapt.floor), p.adapt.max)
+	p.setLocked(p.adapt.spacing)
 }
 
 func (p *Pacer) setLocked(d time.Duration) {
-	if d == p.spacing {
+	now := p.clock.Now()
+	if rate.Every(d) == p.writes.Limit() {
 		return
 	}
-	now := p.clock.Now()
-	p.spacing = d
-	p.lim.SetLimitAt(now, rate.Every(d))
+	p.writes.SetLimitAt(now, rate.Every(d))
 	// A timer armed for the old rate is early or late now: re-arm it.
 	p.disarmLocked()
 	p.kickLocked()
@@ -300,6 +381,8 @@ func (p *Pacer) setLocked(d time.Duration) {
 
 // PacerState is a snapshot of a pacer.
 type PacerState struct {
+	// Spacing is the least time between two writes now (the adaptive
+	// spacing); Floor the least between any two requests.
 	Spacing  time.Duration
 	Floor    time.Duration
 	InFlight int
@@ -310,6 +393,6 @@ type PacerState struct {
 func (p *Pacer) State() PacerState {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return PacerState{Spacing: p.spacing, Floor: p.floor, InFlight: p.inFlight,
+	return PacerState{Spacing: p.adapt.spacing, Floor: p.floor, InFlight: p.inFlight,
 		Waiting: len(p.queue[Incremental]) + len(p.queue[Backfill])}
 }

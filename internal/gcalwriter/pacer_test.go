@@ -83,19 +83,25 @@ func TestPacerBoundsInFlightAndSpacesStarts(t *testing.T) {
 }
 
 func TestPacerPutsIncrementalBeforeBackfill(t *testing.T) {
-	const spacing, latency = 250 * time.Millisecond, 400 * time.Millisecond
+	const spacing = 250 * time.Millisecond
 	tests := []struct {
 		name        string
 		share       float64
+		latency     time.Duration
 		maxBackfill int
 		maxWait     time.Duration
 	}{
-		// The default: a backfill keeps one of two slots free, so an
-		// incremental write only waits for the next start.
-		{"share 0.75", 0.75, 1, 2 * spacing},
-		// Even when a backfill may take every slot, an incremental write
+		// A backfill borrows the slot no incremental write is waiting for
+		// (two in flight hide the latency), and an incremental write
+		// arriving still starts at the next start time.
+		{"share 0.75, 400ms", 0.75, 400 * time.Millisecond, 2, spacing},
+		{"share 0.75, 100ms", 0.75, 100 * time.Millisecond, 1, spacing},
+		// When answers take longer than two spacings, the backfill borrows
+		// the slot only in the spacing before another is freed.
+		{"share 0.75, 700ms", 0.75, 700 * time.Millisecond, 2, spacing},
+		// Even when a backfill may hold every slot, an incremental write
 		// gets the next one freed.
-		{"share 1", 1, 2, latency + spacing},
+		{"share 1, 700ms", 1, 700 * time.Millisecond, 2, 700*time.Millisecond + spacing},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -109,21 +115,28 @@ func TestPacerPutsIncrementalBeforeBackfill(t *testing.T) {
 				for range 4 {
 					wg.Go(func() {
 						for ctx.Err() == nil {
-							l.fly(t, p, gcalwriter.Backfill, latency)
+							l.fly(t, p, gcalwriter.Backfill, tt.latency)
 						}
 					})
 				}
 				time.Sleep(10 * time.Second)
 				l.mu.Lock()
-				maxBackfill := l.maxIn
+				maxBackfill, backfills := l.maxIn, len(l.starts)
 				l.mu.Unlock()
 				if maxBackfill != tt.maxBackfill {
 					t.Errorf("backfill held %d of 2 slots, want %d", maxBackfill, tt.maxBackfill)
 				}
-				// ...and an hourly change of another subscription arrives.
-				for i := range 5 {
+				// Work-conserving: the backfill starts as often as the
+				// spacing and two slots allow.
+				if bound := int(min(10*time.Second/spacing, 2*10*time.Second/tt.latency)); tt.share < 1 && tt.latency < 2*spacing && backfills < bound-2 {
+					t.Errorf("backfill started %d requests in 10s, want about %d", backfills, bound)
+				}
+				// ...and an hourly change of another subscription arrives,
+				// at every phase of the backfill's requests.
+				for i := range 12 {
+					time.Sleep(time.Duration(i) * 37 * time.Millisecond)
 					asked := time.Now()
-					start := l.fly(t, p, gcalwriter.Incremental, latency)
+					start := l.fly(t, p, gcalwriter.Incremental, tt.latency)
 					if wait := start.Sub(asked); wait > tt.maxWait {
 						t.Errorf("incremental write %d waited %s behind the backfill, want at most %s", i, wait, tt.maxWait)
 					}
@@ -135,26 +148,29 @@ func TestPacerPutsIncrementalBeforeBackfill(t *testing.T) {
 	}
 }
 
+// Until an answer says how long requests take, a backfill holds its share
+// of the slots, and beyond it only slots that leave one free.
 func TestPacerBackfillShareOfSlots(t *testing.T) {
 	tests := []struct {
 		concurrency int
 		share       float64
 		want        int
 	}{
-		{2, 0.75, 1}, {4, 0.75, 3}, {4, 0.5, 2}, {1, 0.75, 1}, {3, 1, 3},
+		{2, 0.75, 1}, {4, 0.75, 3}, {4, 0.5, 3}, {4, 0.25, 3}, {1, 0.75, 1}, {3, 1, 3},
 	}
 	for _, tt := range tests {
 		synctest.Test(t, func(t *testing.T) {
 			p := gcalwriter.NewPacer(gcalwriter.PacerOptions{Concurrency: tt.concurrency, Spacing: time.Millisecond, BackfillShare: tt.share})
-			var l flightLog
 			var wg sync.WaitGroup
+			var l flightLog
 			for range 12 {
 				wg.Go(func() { l.fly(t, p, gcalwriter.Backfill, time.Second) })
 			}
-			wg.Wait()
-			if l.maxIn != tt.want {
-				t.Errorf("concurrency %d share %v: backfill held %d slots, want %d", tt.concurrency, tt.share, l.maxIn, tt.want)
+			time.Sleep(500 * time.Millisecond)
+			if got := p.State().InFlight; got != tt.want {
+				t.Errorf("concurrency %d share %v: backfill held %d slots, want %d", tt.concurrency, tt.share, got, tt.want)
 			}
+			wg.Wait()
 		})
 	}
 }
@@ -167,13 +183,14 @@ func TestPacerAdaptsSpacingWithinBounds(t *testing.T) {
 		sent := time.Now()
 		time.Sleep(time.Millisecond)
 		p.RateLimited(sent)
-		if got := spacing(); got != 375*time.Millisecond {
-			t.Fatalf("after a rate limit spacing = %s, want 375ms", got)
+		// The first refusal: the quota is probably near, widen gently.
+		if got := spacing(); got != 262500*time.Microsecond {
+			t.Fatalf("after a rate limit spacing = %s, want 262.5ms", got)
 		}
 		// Answers to requests sent before the widening say nothing new.
 		p.RateLimited(sent)
 		p.Succeeded(sent)
-		if got := spacing(); got != 375*time.Millisecond {
+		if got := spacing(); got != 262500*time.Microsecond {
 			t.Fatalf("a stale answer moved the spacing to %s", got)
 		}
 		time.Sleep(time.Millisecond)
@@ -252,4 +269,45 @@ func TestPacerAcquireGivesUpWithItsContext(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// A quota below the pacing, simulated request by request: the write
+// spacing settles just above the quota's and stays there, with few
+// refusals, whatever the quota.
+func TestPacerSettlesUnderAQuota(t *testing.T) {
+	for _, quota := range []time.Duration{300 * time.Millisecond, 500 * time.Millisecond, 2 * time.Second} {
+		t.Run(quota.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p := gcalwriter.NewPacer(gcalwriter.PacerOptions{})
+				// Google's limit: a bucket of one write per quota.
+				var last time.Time
+				refused, sent := 0, 0
+				begin := time.Now()
+				for sent < 3000 {
+					slot, err := p.Acquire(context.Background(), gcalwriter.Backfill)
+					if err != nil {
+						t.Fatal(err)
+					}
+					sent++
+					if now := time.Now(); !last.IsZero() && now.Sub(last) < quota {
+						refused++
+						p.RateLimited(slot.Start)
+					} else {
+						last = now
+						p.Succeeded(slot.Start)
+					}
+					slot.Release()
+				}
+				accepted := sent - refused
+				efficiency := float64(accepted) * quota.Seconds() / time.Since(begin).Seconds()
+				if efficiency < 0.95 || float64(refused) > 0.02*float64(sent) {
+					t.Errorf("%d of %d refused, %.3f of the quota's rate; want at most 2%% and at least 0.95", refused, sent, efficiency)
+				}
+				if s := p.State().Spacing; s < quota || s > quota*11/10 {
+					t.Errorf("spacing settled at %s for a quota of one write per %s", s, quota)
+				}
+				t.Logf("%d of %d refused, %.3f of the quota's rate, spacing %s", refused, sent, efficiency, p.State().Spacing)
+			})
+		})
+	}
 }

@@ -387,7 +387,11 @@ func (w *Writer) call(br *batchRun, bud *budget, kind requestKind, fn func(ctx c
 			return errThrottled
 		}
 		queued := w.clock.Now()
-		slot, err := w.pacer.Acquire(br.gate, br.prio)
+		acquire := w.pacer.Acquire
+		if kind == read {
+			acquire = w.pacer.AcquireRead
+		}
+		slot, err := acquire(br.gate, br.prio)
 		if err != nil {
 			if serr := br.stopErr(); serr != nil {
 				return serr
