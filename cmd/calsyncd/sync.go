@@ -53,6 +53,12 @@ func (c *syncCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The run history is pruned here too, for installations that run
+	// `calsyncd sync` from a timer instead of the daemon.
+	retain := cfg.Sync.Retention
+	if _, err := a.store.PruneRuns(ctx, retain.MaxAge.D(), retain.MaxRuns); err != nil {
+		log.Warn("cannot prune the run history", "error", err)
+	}
 	reports := make([]subscription.Report, len(results))
 	for i, res := range results {
 		reports[i] = res.Report

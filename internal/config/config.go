@@ -145,6 +145,15 @@ type Sync struct {
 	PruneOnRemove     bool        `yaml:"prune_on_remove"`
 	ShutdownTimeout   Duration    `yaml:"shutdown_timeout"`
 	DeleteGuard       DeleteGuard `yaml:"delete_guard"`
+	Retention         Retention   `yaml:"retention"`
+}
+
+// Retention bounds the history of runs the database keeps: runs older
+// than MaxAge (0: no age limit) and beyond each subscription's MaxRuns
+// newest are pruned; a subscription's newest run is always kept.
+type Retention struct {
+	MaxAge  Duration `yaml:"max_age"`
+	MaxRuns int      `yaml:"max_runs"`
 }
 
 // DeleteGuard holds deletes that look like a broken feed rather than a change.
@@ -199,6 +208,7 @@ func Default() *Config {
 			ReconcileInterval: Duration(24 * time.Hour),
 			ShutdownTimeout:   Duration(30 * time.Second),
 			DeleteGuard:       DeleteGuard{MinDeletes: 10, MaxFraction: 0.5, ConfirmRuns: 3},
+			Retention:         Retention{MaxAge: Duration(90 * 24 * time.Hour), MaxRuns: 500},
 		},
 	}
 }

@@ -52,6 +52,8 @@ var numericKeys = map[string]numericKey{
 	"sync.delete_guard.min_deletes":  {kind: "int", zeroOK: true, ok: "10", tooBig: "1000001"},
 	"sync.delete_guard.max_fraction": {kind: "float", ok: "0.5", tooBig: "1.5"},
 	"sync.delete_guard.confirm_runs": {kind: "int", ok: "3", tooBig: "1001"},
+	"sync.retention.max_age":         {kind: "duration", zeroOK: true, ok: "90d", tooBig: "3661d", tooSmall: "23h"},
+	"sync.retention.max_runs":        {kind: "int", ok: "500", tooBig: "10000001", tooSmall: "9"},
 	"subscriptions[].window.past":    {kind: "duration", zeroOK: true, ok: "7d", tooBig: "3661d"},
 	"subscriptions[].window.future":  {kind: "duration", zeroOK: true, ok: "365d", tooBig: "365000d"},
 }

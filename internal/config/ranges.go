@@ -52,6 +52,7 @@ func (c *Config) durationRanges() []durationRange {
 		{key: "sync.error_max_interval", v: s.ErrorMaxInterval, min: time.Minute, max: 30 * day},
 		{key: "sync.reconcile_interval", v: s.ReconcileInterval, min: time.Minute, max: 365 * day, zero: "never"},
 		{key: "sync.shutdown_timeout", v: s.ShutdownTimeout, min: 1, max: time.Hour},
+		{key: "sync.retention.max_age", v: s.Retention.MaxAge, min: day, max: maxWindow, zero: "no age limit"},
 	}
 	out = append(out, windowRanges("window", c.Window)...)
 	for i, sub := range c.Subscriptions {
@@ -81,6 +82,7 @@ func (c *Config) intRanges() []intRange {
 		{key: "sync.error_threshold", v: c.Sync.ErrorThreshold, min: 1, max: 1000},
 		{key: "sync.delete_guard.min_deletes", v: g.MinDeletes, min: 0, max: 1_000_000},
 		{key: "sync.delete_guard.confirm_runs", v: g.ConfirmRuns, min: 1, max: 1000},
+		{key: "sync.retention.max_runs", v: c.Sync.Retention.MaxRuns, min: 10, max: 10_000_000},
 	}
 }
 

@@ -56,3 +56,73 @@ func (s *Store) Runs(ctx context.Context, subscriptionID string, limit int) ([]c
 	}
 	return out, rows.Err()
 }
+
+// pruneChunk is how many runs one delete removes: a short transaction,
+// so the writes of running passes never wait long behind a prune.
+const pruneChunk = 500
+
+// PruneRuns deletes the history of runs beyond the retention: runs that
+// started more than maxAge ago (0: no age limit) and runs beyond each
+// subscription's maxRuns newest (0: no count limit). A subscription's
+// newest run and its newest successful one (which the metrics read) are
+// always kept. It returns how many runs it deleted.
+func (s *Store) PruneRuns(ctx context.Context, maxAge time.Duration, maxRuns int) (int, error) {
+	if maxAge <= 0 && maxRuns <= 0 {
+		return 0, nil
+	}
+	type kept struct {
+		id              string
+		newest, success int64
+		count           int
+	}
+	rows, err := s.query(ctx, `SELECT subscription_id, MAX(id), COUNT(*),
+		COALESCE(MAX(CASE WHEN outcome IN (?, ?, ?) THEN id END), 0) FROM runs GROUP BY subscription_id`,
+		string(calsyncd.OutcomeOK), string(calsyncd.OutcomePartial), string(calsyncd.OutcomeNotModified))
+	if err != nil {
+		return 0, fmt.Errorf("store: prune runs: %w", err)
+	}
+	var subs []kept
+	for rows.Next() {
+		var k kept
+		if err := rows.Scan(&k.id, &k.newest, &k.count, &k.success); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("store: prune runs: %w", err)
+		}
+		subs = append(subs, k)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("store: prune runs: %w", err)
+	}
+	var ageCutoff int64 // started before it: too old (0: none is)
+	if maxAge > 0 {
+		ageCutoff = ms(s.Now().Add(-maxAge))
+	}
+	deleted := 0
+	for _, k := range subs {
+		var countCutoff int64 // ids below it are beyond maxRuns (0: none is)
+		if maxRuns > 0 && k.count > maxRuns {
+			if err := s.queryRow(ctx, `SELECT id FROM runs WHERE subscription_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?`,
+				k.id, maxRuns-1).Scan(&countCutoff); err != nil {
+				return deleted, fmt.Errorf("store: prune runs of %s: %w", k.id, err)
+			}
+		}
+		if countCutoff == 0 && ageCutoff == 0 {
+			continue
+		}
+		for {
+			res, err := s.exec(ctx, `DELETE FROM runs WHERE id IN (SELECT id FROM runs
+				WHERE subscription_id = ? AND id < ? AND id <> ? AND (id < ? OR started_at < ?) ORDER BY id LIMIT ?)`,
+				k.id, k.newest, k.success, countCutoff, ageCutoff, pruneChunk)
+			if err != nil {
+				return deleted, fmt.Errorf("store: prune runs of %s: %w", k.id, err)
+			}
+			n, _ := res.RowsAffected()
+			deleted += int(n)
+			if n < pruneChunk {
+				break
+			}
+		}
+	}
+	return deleted, nil
+}

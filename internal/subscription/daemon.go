@@ -22,7 +22,13 @@ type DaemonStore interface {
 	Subscriptions(ctx context.Context) ([]calsyncd.SubscriptionState, error)
 	DeleteSubscription(ctx context.Context, id string) error
 	SetNextRun(ctx context.Context, id string, at time.Time) error
+	// PruneRuns deletes the run history beyond the retention (keeping
+	// each subscription's newest and newest successful run).
+	PruneRuns(ctx context.Context, maxAge time.Duration, maxRuns int) (int, error)
 }
+
+// pruneEvery is how often the daemon prunes the run history.
+const pruneEvery = time.Hour
 
 // Daemon runs every configured subscription on its schedule until it is
 // shut down: the heart of `calsyncd run`.
@@ -136,7 +142,32 @@ func (d *Daemon) Start(ctx context.Context) error {
 		defer d.inflight.Done()
 		d.pruneRemoved(ctx, cfg)
 	}(d.cfg)
+	d.inflight.Add(1)
+	go d.retain()
 	return nil
+}
+
+// retain prunes the run history at start and every pruneEvery until
+// shutdown, under the retention of the configuration of the moment.
+func (d *Daemon) retain() {
+	defer d.inflight.Done()
+	t := time.NewTicker(pruneEvery)
+	defer t.Stop()
+	for {
+		d.mu.Lock()
+		r := d.cfg.Sync.Retention
+		d.mu.Unlock()
+		if n, err := d.store.PruneRuns(d.work, r.MaxAge.D(), r.MaxRuns); err != nil {
+			d.log.Warn("cannot prune the run history", "error", err)
+		} else if n > 0 {
+			d.log.Info("pruned the run history", "runs", n, "max_age", r.MaxAge.String(), "max_runs", r.MaxRuns)
+		}
+		select {
+		case <-d.drain:
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // add schedules one subscription (d.mu held).

@@ -217,3 +217,53 @@ func TestDaemonPrunesRemovedSubscriptionsWhenAsked(t *testing.T) {
 func mappingFor(k calsyncd.Key, hash string) calsyncd.Mapping {
 	return calsyncd.Mapping{Key: k, EventID: mapping.EventID("t", k, 0), Hash: hash}
 }
+
+// The daemon prunes the run history to its retention at start and every
+// hour after.
+func TestDaemonPrunesTheRunHistory(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d, _, st := newDaemon(t, sub("good"))
+		d.SkipCatchUp()
+		ctx := context.Background()
+		if _, err := st.EnsureSubscription(ctx, "good", "good@example.com", "default"); err != nil {
+			t.Fatal(err)
+		}
+		old := func(n int) {
+			for range n {
+				id, err := st.StartRun(ctx, "good", time.Now().Add(-200*24*time.Hour))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := st.FinishRun(ctx, calsyncd.Run{ID: id, SubscriptionID: "good", Outcome: calsyncd.OutcomeOK, FinishedAt: time.Now()}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		runs := func() int {
+			rs, err := st.Runs(ctx, "good", 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(rs)
+		}
+		old(50)
+		if err := d.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		// Older than the default 90 days: only the newest (also the newest
+		// successful) run is kept.
+		if n := runs(); n != 1 {
+			t.Errorf("%d runs after start, want 1", n)
+		}
+		old(20)
+		time.Sleep(time.Hour + time.Second)
+		synctest.Wait()
+		if n := runs(); n != 1 {
+			t.Errorf("%d runs an hour later, want 1", n)
+		}
+		if err := d.Shutdown(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
