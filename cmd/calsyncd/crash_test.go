@@ -39,8 +39,8 @@ func TestKilledBetweenGooglesAnswerAndTheCommit(t *testing.T) {
 		api := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 			if r.Method == http.MethodPost && inserts.Add(1) == killAt {
 				once.Do(func() {
-					syscall.Kill(int(pid.Load()), syscall.SIGKILL)
 					close(killed)
+					syscall.Kill(int(pid.Load()), syscall.SIGKILL)
 				})
 			}
 			select {
