@@ -190,6 +190,7 @@ func (bubbleTime) Sleep(d time.Duration) { time.Sleep(d) }
 // or memory.
 type benchState interface {
 	calsyncd.Persister
+	flush() error
 	mappings() []calsyncd.Mapping
 	rejections() []calsyncd.Rejection
 }
@@ -227,6 +228,9 @@ func convergeUnderQuota(tb testing.TB, sc benchScenario, desired []feed.Event, c
 		}
 		res := w.Apply(context.Background(), diff.Batch{SubscriptionID: sub, CalendarID: cal, Ops: plan.Ops(), Backfill: c.runs == 0}, st)
 		c.runs++
+		if err := st.flush(); err != nil {
+			tb.Fatalf("run %d: %v", c.runs, err)
+		}
 		if res.Err != nil {
 			tb.Fatalf("run %d: %v", c.runs, res.Err)
 		}
@@ -260,17 +264,21 @@ func openBenchStore(tb testing.TB) *storeState {
 
 func (s *storeState) Close() { s.st.Close() }
 
-func (s *storeState) Saved(ctx context.Context, m calsyncd.Mapping) error {
-	return s.st.PutMapping(context.WithoutCancel(ctx), sub, m)
+// Saved, Deleted and Rejected queue for the store's group commit, as the
+// pass's persister does; the convergence flushes after each batch.
+func (s *storeState) Saved(_ context.Context, m calsyncd.Mapping) error {
+	return s.st.Queue(sub, calsyncd.MappingSaved(m))
 }
 
-func (s *storeState) Deleted(ctx context.Context, k calsyncd.Key) error {
-	return s.st.DeleteMapping(context.WithoutCancel(ctx), sub, k)
+func (s *storeState) Deleted(_ context.Context, k calsyncd.Key) error {
+	return s.st.Queue(sub, calsyncd.MappingDeleted(k))
 }
 
-func (s *storeState) Rejected(ctx context.Context, r calsyncd.Rejection) error {
-	return s.st.PutRejection(context.WithoutCancel(ctx), sub, r)
+func (s *storeState) Rejected(_ context.Context, r calsyncd.Rejection) error {
+	return s.st.Queue(sub, calsyncd.RejectionSaved(r))
 }
+
+func (s *storeState) flush() error { return s.st.Flush(context.Background(), sub) }
 
 func (s *storeState) mappings() []calsyncd.Mapping {
 	ms, err := s.st.Mappings(context.Background(), sub)

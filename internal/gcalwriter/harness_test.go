@@ -60,6 +60,8 @@ func (p *memPersister) Rejected(_ context.Context, r calsyncd.Rejection) error {
 	return nil
 }
 
+func (p *memPersister) flush() error { return nil }
+
 func (p *memPersister) mapping(k calsyncd.Key) calsyncd.Mapping {
 	p.mu.Lock()
 	defer p.mu.Unlock()

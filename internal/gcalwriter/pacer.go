@@ -196,8 +196,12 @@ func (s *Slot) Release() {
 	})
 }
 
-// observeLocked notes how long a request took.
+// observeLocked notes how long a request took (a slot given back at once
+// sent none).
 func (p *Pacer) observeLocked(d time.Duration) {
+	if d <= 0 {
+		return
+	}
 	if d > p.latency {
 		p.latency = d
 		return
