@@ -26,6 +26,10 @@ type SubscriptionState struct {
 	ETag         string
 	LastModified string
 	BodyHash     string
+	// RenderPolicy is the fingerprint of the render policy the validators
+	// were stored under: under another policy the feed is read in full,
+	// unchanged or not.
+	RenderPolicy string
 	// FetchNotBefore is when the feed server asked us to come back
 	// (Retry-After on a 429 or 503).
 	FetchNotBefore time.Time
