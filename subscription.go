@@ -30,6 +30,9 @@ type SubscriptionState struct {
 	// were stored under: under another policy the feed is read in full,
 	// unchanged or not.
 	RenderPolicy string
+	// Filtered is how many of the feed's events the filters excluded the
+	// last time a run read the feed.
+	Filtered int
 	// FetchNotBefore is when the feed server asked us to come back
 	// (Retry-After on a 429 or 503).
 	FetchNotBefore time.Time

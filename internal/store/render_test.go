@@ -25,11 +25,11 @@ func TestRenderColumns(t *testing.T) {
 		if st.RenderPolicy != "" {
 			t.Fatalf("a new subscription has render policy %q", st.RenderPolicy)
 		}
-		st.RenderPolicy = "r1:abc"
+		st.RenderPolicy, st.Filtered = "r1:abc", 12
 		if err := s.SaveSubscription(ctx, st); err != nil {
 			t.Fatal(err)
 		}
-		if got, found, err := s.LookupSubscription(ctx, "team"); err != nil || !found || got.RenderPolicy != "r1:abc" {
+		if got, found, err := s.LookupSubscription(ctx, "team"); err != nil || !found || got.RenderPolicy != "r1:abc" || got.Filtered != 12 {
 			t.Fatalf("render policy = %q, %v", got.RenderPolicy, err)
 		}
 		m := calsyncd.Mapping{Key: calsyncd.Key{UID: "a"}, EventID: "e1", Hash: "h", Fields: "0123456789ab"}

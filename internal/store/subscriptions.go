@@ -12,7 +12,7 @@ import (
 )
 
 const subscriptionColumns = `id, calendar, account, state, consecutive_errors, last_error_class, last_error,
-	etag, last_modified, body_hash, render_policy, fetch_not_before, guard_runs, held_deletes, last_reconcile_at,
+	etag, last_modified, body_hash, render_policy, filtered, fetch_not_before, guard_runs, held_deletes, last_reconcile_at,
 	next_run_at, notes, created_at, updated_at`
 
 // EnsureSubscription creates the subscription's row if it is new and updates
@@ -89,11 +89,11 @@ func (s *Store) SaveSubscription(ctx context.Context, st calsyncd.SubscriptionSt
 		notes = string(b)
 	}
 	res, err := s.exec(ctx, `UPDATE subscriptions SET calendar = ?, account = ?, state = ?, consecutive_errors = ?,
-		last_error_class = ?, last_error = ?, etag = ?, last_modified = ?, body_hash = ?, render_policy = ?, fetch_not_before = ?,
+		last_error_class = ?, last_error = ?, etag = ?, last_modified = ?, body_hash = ?, render_policy = ?, filtered = ?, fetch_not_before = ?,
 		guard_runs = ?, held_deletes = ?, last_reconcile_at = ?, notes = ?, updated_at = ?
 		WHERE id = ?`,
 		st.Calendar, st.Account, string(st.State), st.ConsecutiveErrors, string(st.LastErrorClass), st.LastError,
-		st.ETag, st.LastModified, st.BodyHash, st.RenderPolicy, ms(st.FetchNotBefore), st.GuardRuns, st.HeldDeletes,
+		st.ETag, st.LastModified, st.BodyHash, st.RenderPolicy, st.Filtered, ms(st.FetchNotBefore), st.GuardRuns, st.HeldDeletes,
 		ms(st.LastReconcileAt), notes, ms(s.Now()), st.ID)
 	if err != nil {
 		return fmt.Errorf("store: save subscription %s: %w", st.ID, err)
@@ -122,7 +122,7 @@ func scanSubscription(r scanner) (calsyncd.SubscriptionState, error) {
 		notes                                         string
 	)
 	err := r.Scan(&st.ID, &st.Calendar, &st.Account, &st.State, &st.ConsecutiveErrors, &st.LastErrorClass,
-		&st.LastError, &st.ETag, &st.LastModified, &st.BodyHash, &st.RenderPolicy, &fetchNB, &st.GuardRuns, &st.HeldDeletes,
+		&st.LastError, &st.ETag, &st.LastModified, &st.BodyHash, &st.RenderPolicy, &st.Filtered, &fetchNB, &st.GuardRuns, &st.HeldDeletes,
 		&reconcile, &nextRun, &notes, &created, &updated)
 	if err != nil {
 		return st, err
