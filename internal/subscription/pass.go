@@ -88,8 +88,9 @@ type pass struct {
 	// how many of them the filters caused.
 	unguarded []diff.Op
 	filtered  int
-	applied   calsyncd.WriteResult
-	refused   int // series Google refused, shaped again in the second round
+
+	applied calsyncd.WriteResult
+	refused int // series Google refused, shaped again in the second round
 
 	// end is set by the stage that ended the pass early.
 	end *ending
