@@ -58,9 +58,6 @@ type Subscription struct {
 	ConsecutiveErrors int            `json:"consecutive_errors"`
 	InConfig          bool           `json:"in_config"`
 	EventsMapped      int            `json:"events_mapped"`
-	// EventsFiltered is how many of the feed's events the filters
-	// excluded the last time a run read the feed.
-	EventsFiltered int `json:"events_filtered"`
 	HeldDeletes       int            `json:"held_deletes"`
 	Rejected          []Rejection    `json:"rejected_events"`
 	NextRun           *time.Time     `json:"next_run,omitempty"`
@@ -69,6 +66,9 @@ type Subscription struct {
 	Notes             []string       `json:"notes"`
 	// History is the last runs, oldest first, for the chart.
 	History []Run `json:"-"`
+	// EventsFiltered is how many of the feed's events the filters
+	// excluded the last time a run read the feed.
+	EventsFiltered int `json:"events_filtered"`
 }
 
 // Run is one run's summary.
