@@ -204,3 +204,21 @@ func TestBusyWithARevealingTitleWarns(t *testing.T) {
 		t.Errorf("warnings = %v (%v), want none", cfg.Warnings, err)
 	}
 }
+
+// TestExamplePresentationChangesNothing: config.example.yaml shows every
+// presentation key with its default, and those change nothing.
+func TestExamplePresentationChangesNothing(t *testing.T) {
+	cfg, _, err := config.LoadAllowUnset("../../config.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range cfg.Subscriptions {
+		p, err := cfg.RenderPolicy(s)
+		if err != nil || !p.IsZero() {
+			t.Errorf("%s: policy %+v (%v), want one that changes nothing", s.ID, p, err)
+		}
+		if s.Filters == nil || s.Title == nil || s.Color == nil || s.Privacy == nil || s.Visibility == nil || s.Transparency == nil || s.Reminders == nil {
+			t.Errorf("%s: the example leaves a presentation key out: %+v", s.ID, s.Presentation)
+		}
+	}
+}
