@@ -38,6 +38,9 @@ type Config struct {
 	Sync          Sync           `yaml:"sync"`
 	Subscriptions []Subscription `yaml:"subscriptions"`
 	Alerts        []Alert        `yaml:"alerts"`
+	// Defaults are the presentation keys of every subscription that does
+	// not set them.
+	Defaults Presentation `yaml:"defaults"`
 }
 
 // Log configures log/slog.
@@ -178,6 +181,10 @@ type Subscription struct {
 	// feeds that mint new UIDs on every fetch.
 	Identity string  `yaml:"identity"`
 	Window   *Window `yaml:"window"`
+	// Presentation is what of the feed reaches Google and how it looks
+	// there (filters, title, color, privacy, visibility, transparency,
+	// reminders).
+	Presentation `yaml:",inline"`
 }
 
 // BasicAuth are credentials for a feed behind HTTP basic authentication.

@@ -288,11 +288,11 @@ type changeStatements struct {
 }
 
 const (
-	putMappingSQL = `INSERT INTO mappings (subscription_id, uid, recurrence_id, event_id, generation, hash, etag, ends_at, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	putMappingSQL = `INSERT INTO mappings (subscription_id, uid, recurrence_id, event_id, generation, hash, etag, ends_at, fields, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (subscription_id, uid, recurrence_id) DO UPDATE SET
 			event_id = excluded.event_id, generation = excluded.generation, hash = excluded.hash,
-			etag = excluded.etag, ends_at = excluded.ends_at, updated_at = excluded.updated_at`
+			etag = excluded.etag, ends_at = excluded.ends_at, fields = excluded.fields, updated_at = excluded.updated_at`
 	deleteMappingSQL = `DELETE FROM mappings WHERE subscription_id = ? AND uid = ? AND recurrence_id = ?`
 	putRejectionSQL  = `INSERT INTO rejections (subscription_id, uid, recurrence_id, hash, reason, at)
 		VALUES (?, ?, ?, ?, ?, ?)
@@ -328,7 +328,7 @@ func (cs *changeStatements) apply(ctx context.Context, e *entry, c calsyncd.Chan
 	case calsyncd.SaveMapping:
 		m := c.Mapping
 		if err := cs.exec(ctx, putMappingSQL, e.sub, m.Key.UID, m.Key.RecurrenceID, m.EventID, m.Generation, m.Hash, m.ETag,
-			ms(m.EndsAt), e.at, e.at); err != nil {
+			ms(m.EndsAt), m.Fields, e.at, e.at); err != nil {
 			return err
 		}
 		// A written event is no longer rejected.

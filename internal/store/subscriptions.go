@@ -12,7 +12,7 @@ import (
 )
 
 const subscriptionColumns = `id, calendar, account, state, consecutive_errors, last_error_class, last_error,
-	etag, last_modified, body_hash, fetch_not_before, guard_runs, held_deletes, last_reconcile_at,
+	etag, last_modified, body_hash, render_policy, filtered, fetch_not_before, guard_runs, held_deletes, last_reconcile_at,
 	next_run_at, notes, created_at, updated_at`
 
 // EnsureSubscription creates the subscription's row if it is new and updates
@@ -39,6 +39,17 @@ func (s *Store) Subscription(ctx context.Context, id string) (calsyncd.Subscript
 		return calsyncd.SubscriptionState{}, fmt.Errorf("store: load subscription %s: %w", id, err)
 	}
 	return st, nil
+}
+
+// LookupSubscription loads one subscription's state, reporting whether the
+// database knows it; unlike EnsureSubscription it writes nothing (a
+// dry-run reads with it).
+func (s *Store) LookupSubscription(ctx context.Context, id string) (calsyncd.SubscriptionState, bool, error) {
+	st, err := s.Subscription(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return calsyncd.SubscriptionState{}, false, nil
+	}
+	return st, err == nil, err
 }
 
 // Subscriptions lists every subscription the database knows, by id.
@@ -78,11 +89,11 @@ func (s *Store) SaveSubscription(ctx context.Context, st calsyncd.SubscriptionSt
 		notes = string(b)
 	}
 	res, err := s.exec(ctx, `UPDATE subscriptions SET calendar = ?, account = ?, state = ?, consecutive_errors = ?,
-		last_error_class = ?, last_error = ?, etag = ?, last_modified = ?, body_hash = ?, fetch_not_before = ?,
+		last_error_class = ?, last_error = ?, etag = ?, last_modified = ?, body_hash = ?, render_policy = ?, filtered = ?, fetch_not_before = ?,
 		guard_runs = ?, held_deletes = ?, last_reconcile_at = ?, notes = ?, updated_at = ?
 		WHERE id = ?`,
 		st.Calendar, st.Account, string(st.State), st.ConsecutiveErrors, string(st.LastErrorClass), st.LastError,
-		st.ETag, st.LastModified, st.BodyHash, ms(st.FetchNotBefore), st.GuardRuns, st.HeldDeletes,
+		st.ETag, st.LastModified, st.BodyHash, st.RenderPolicy, st.Filtered, ms(st.FetchNotBefore), st.GuardRuns, st.HeldDeletes,
 		ms(st.LastReconcileAt), notes, ms(s.Now()), st.ID)
 	if err != nil {
 		return fmt.Errorf("store: save subscription %s: %w", st.ID, err)
@@ -114,7 +125,7 @@ func scanSubscription(r scanner) (calsyncd.SubscriptionState, error) {
 		notes                                         string
 	)
 	err := r.Scan(&st.ID, &st.Calendar, &st.Account, &st.State, &st.ConsecutiveErrors, &st.LastErrorClass,
-		&st.LastError, &st.ETag, &st.LastModified, &st.BodyHash, &fetchNB, &st.GuardRuns, &st.HeldDeletes,
+		&st.LastError, &st.ETag, &st.LastModified, &st.BodyHash, &st.RenderPolicy, &st.Filtered, &fetchNB, &st.GuardRuns, &st.HeldDeletes,
 		&reconcile, &nextRun, &notes, &created, &updated)
 	if err != nil {
 		return st, err

@@ -8,12 +8,13 @@ package subscription
 // the subscription's next state. Only begin and load read the store, and
 // none but settle changes the subscription's state.
 //
-//	begin      the run's record, the state it starts from
+//	begin      the run's record, the state it starts from, the render policy
 //	           … the account's turn (Workers)
 //	fetch      conditional GET, the body streamed; not modified ⇒ settle
 //	parse      ICS ⇒ normalised events from the stream; the same body as
 //	           the last complete run ⇒ settle
 //	load       the mappings and rejections (read once)
+//	render     the subscription's filters and presentation (pure)
 //	account    the account's writer
 //	reconcile  when due: repair drift between Google and the mappings
 //	shape      the feed as Google holds it (pure)
@@ -26,8 +27,9 @@ package subscription
 // When Google refuses a series, apply hands the pass back for a second
 // round of shape → plan → guard → apply, in which the refusal (now a
 // rejection) makes shape write the series as single events, so nothing is
-// lost until the next run. See docs/architecture.md for the slots the next
-// stages take (render, dry-run, cost limits, alerts).
+// lost until the next run. A dry-run (Preview) stops after the first
+// guard: it writes nothing, to Google or the store. See
+// docs/architecture.md for the slots the next stages take.
 
 import (
 	"context"
@@ -41,6 +43,7 @@ import (
 	"github.com/calsyncd/calsyncd/internal/feed"
 	"github.com/calsyncd/calsyncd/internal/fetch"
 	"github.com/calsyncd/calsyncd/internal/mapping"
+	"github.com/calsyncd/calsyncd/internal/render"
 )
 
 // pass is one sync as it moves through the stages.
@@ -56,6 +59,10 @@ type pass struct {
 	// firstSync: nothing mapped yet, so the writes are a backfill.
 	firstSync    bool
 	reconcileDue bool
+	// policy is the subscription's render policy; dryRun: the pass stops
+	// at the plan and writes nothing (Preview).
+	policy *render.Policy
+	dryRun bool
 
 	// fetch
 	resp *fetch.Response
@@ -64,6 +71,8 @@ type pass struct {
 	// parse
 	now time.Time // the time the feed is read at
 	cal *feed.Calendar
+	// render: what the filters took out and the alarms left behind
+	rendered render.Result
 	// account
 	writer Writer
 	// reconcile
@@ -78,6 +87,11 @@ type pass struct {
 	churn   *diff.UIDChurn // the first round's
 	verdict diff.Verdict   // the guard's, for the whole run
 	planned PlanCounts     // every round's plan, as guarded
+	// unguarded are the first round's deletes before the guard; filtered
+	// how many of them the filters caused.
+	unguarded []diff.Op
+	filtered  int
+
 	applied calsyncd.WriteResult
 	refused int // series Google refused, shaped again in the second round
 
@@ -143,6 +157,7 @@ func (r *Runner) run(ctx context.Context, p pass) pass {
 	if p = r.load(ctx, p); p.over() {
 		return p
 	}
+	p = renderEvents(p)
 	if p = r.account(p); p.over() {
 		return p
 	}
@@ -156,7 +171,9 @@ func (r *Runner) run(ctx context.Context, p pass) pass {
 	}
 	for p.round = 1; ; p.round++ {
 		p = plan(shape(p))
-		p = guard(p)
+		if p = guard(p); p.dryRun {
+			return p
+		}
 		if p = r.apply(ctx, p); p.over() || p.refused == 0 || p.round > 1 {
 			return p
 		}
@@ -170,21 +187,36 @@ func (r *Runner) begin(ctx context.Context, sub config.Subscription, opts Option
 	if err != nil {
 		return pass{}, err
 	}
-	p := pass{sub: sub, cfg: r.config(), opts: opts, found: st,
-		log: r.log().With("subscription", sub.ID, "feed", config.RedactURL(sub.URL)),
-		run: calsyncd.Run{SubscriptionID: sub.ID, StartedAt: r.now()}}
+	p := r.newPass(sub, opts, st)
 	if p.run.ID, err = r.Store.StartRun(ctx, sub.ID, p.run.StartedAt); err != nil {
 		return pass{}, err
 	}
 	if opts.Started != nil {
 		opts.Started(p.run.ID)
 	}
+	return r.decide(p), nil
+}
+
+func (r *Runner) newPass(sub config.Subscription, opts Options, st calsyncd.SubscriptionState) pass {
+	return pass{sub: sub, cfg: r.config(), opts: opts, found: st,
+		log: r.log().With("subscription", sub.ID, "feed", config.RedactURL(sub.URL)),
+		run: calsyncd.Run{SubscriptionID: sub.ID, StartedAt: r.now()}}
+}
+
+// decide reads the subscription's render policy and decides what the pass
+// is: a reconcile or not. It reads no mappings: a feed that has not
+// changed needs none.
+func (r *Runner) decide(p pass) pass {
+	var err error
+	if p.policy, err = p.cfg.RenderPolicy(p.sub); err != nil {
+		return p.stop(calsyncd.OutcomeFailed, err)
+	}
 	// A subscription never reconciled (its first sync, or a database that
 	// was lost) compares Google with its mappings, in case Google holds
 	// our events already.
 	every := p.cfg.Sync.ReconcileInterval.D()
-	p.reconcileDue = opts.Reconcile || st.LastReconcileAt.IsZero() || (every > 0 && r.now().Sub(st.LastReconcileAt) >= every)
-	return p, nil
+	p.reconcileDue = p.opts.Reconcile || p.found.LastReconcileAt.IsZero() || (every > 0 && r.now().Sub(p.found.LastReconcileAt) >= every)
+	return p
 }
 
 // read fetches and parses the feed, no more passes at once than the
@@ -202,8 +234,8 @@ func (r *Runner) read(ctx context.Context, p pass) pass {
 }
 
 // load reads what the store knows of the subscription's events, its
-// mappings and its rejections, once: the feed changed (or a reconcile is
-// due), so the pass will plan.
+// mappings and its rejections, once: the feed changed (or the pass reads
+// it in full), so the pass will plan.
 func (r *Runner) load(ctx context.Context, p pass) pass {
 	var err error
 	if p.known.mappings, err = r.Store.Mappings(ctx, p.sub.ID); err != nil {
@@ -226,8 +258,9 @@ func (r *Runner) fetch(ctx context.Context, p pass) pass {
 		req.BasicAuth = &fetch.BasicAuth{Username: a.Username, Password: a.Password}
 	}
 	// After a failure, fetch in full: a clean run must prove the whole
-	// pipeline works again. A reconcile needs the feed's events too.
-	if p.found.ConsecutiveErrors == 0 && !p.reconcileDue {
+	// pipeline works again. A reconcile needs the feed's events too, and so
+	// do a changed render policy and a dry-run.
+	if p.found.ConsecutiveErrors == 0 && !p.full() {
 		req.ETag, req.LastModified = p.found.ETag, p.found.LastModified
 	}
 	if p.opts.Scheduled && r.now().Before(p.found.FetchNotBefore) {
@@ -249,11 +282,18 @@ func (r *Runner) fetch(ctx context.Context, p pass) pass {
 		return p.stop(calsyncd.OutcomeFailed, err)
 	}
 	p.resp = resp
-	if resp.NotModified && !p.reconcileDue {
+	if resp.NotModified && !p.full() {
 		r.observeFetch(p.sub.ID, "not_modified")
 		return p.stop(calsyncd.OutcomeNotModified, nil)
 	}
 	return p
+}
+
+// full: the pass reads the feed whatever its validators say: a reconcile
+// needs the feed's events, and so do a changed render policy and a
+// dry-run.
+func (p pass) full() bool {
+	return p.reconcileDue || p.dryRun || p.policy.Fingerprint() != p.found.RenderPolicy
 }
 
 // unchanged: the body is the one of the last complete run (for servers
@@ -291,7 +331,7 @@ func (r *Runner) parse(p pass) pass {
 		cal, err = feed.ParseBytes(p.resp.Body, opts)
 		p.resp.Body = nil
 	}
-	if p.unchanged() && !p.reconcileDue {
+	if p.unchanged() && !p.full() {
 		r.observeFetch(p.sub.ID, "not_modified")
 		return p.stop(calsyncd.OutcomeNotModified, nil)
 	}
@@ -333,15 +373,17 @@ func (r *Runner) reconcile(ctx context.Context, p pass) pass {
 	repair := diff.Reconcile(p.sub.ID, p.known.mappings, owned)
 	p.repaired = &repaired{at: r.now(), adopted: len(repair.Adopt), refreshed: len(repair.Refresh), duplicates: len(repair.Duplicates)}
 	found := append(repair.Adopt, repair.Refresh...)
-	changes := make([]calsyncd.Change, len(found))
-	for i, m := range found {
-		changes[i] = calsyncd.MappingSaved(m)
-	}
-	if err := r.Store.Record(context.WithoutCancel(ctx), p.sub.ID, changes...); err != nil {
-		return p.stop(calsyncd.OutcomeFailed, err)
+	if !p.dryRun {
+		changes := make([]calsyncd.Change, len(found))
+		for i, m := range found {
+			changes[i] = calsyncd.MappingSaved(m)
+		}
+		if err := r.Store.Record(context.WithoutCancel(ctx), p.sub.ID, changes...); err != nil {
+			return p.stop(calsyncd.OutcomeFailed, err)
+		}
 	}
 	p.known = p.known.put(found...)
-	if len(repair.Duplicates) > 0 {
+	if len(repair.Duplicates) > 0 && !p.dryRun {
 		// The sweep records nothing (duplicateSweeper), and what it reports
 		// it deleted are copies: the mappings stay as they are.
 		res := p.writer.Apply(ctx, diff.Batch{SubscriptionID: p.sub.ID, CalendarID: p.sub.Calendar, Ops: repair.Duplicates}, duplicateSweeper{})
@@ -362,8 +404,10 @@ func (r *Runner) migrate(ctx context.Context, p pass) pass {
 			moves = append(moves, diff.Rekey{From: m, To: calsyncd.StandaloneKey(m.Key.UID, m.Key.Start())})
 		}
 	}
-	if err := r.rekey(ctx, p.sub.ID, moves); err != nil {
-		return p.stop(calsyncd.OutcomeFailed, err)
+	if !p.dryRun {
+		if err := r.rekey(ctx, p.sub.ID, moves); err != nil {
+			return p.stop(calsyncd.OutcomeFailed, err)
+		}
 	}
 	p.known = p.known.rekeyed(moves)
 	return p
@@ -407,6 +451,7 @@ func plan(p pass) pass {
 // (see diff.Guard); a second round follows the first round's verdict.
 func guard(p pass) pass {
 	if p.round == 1 {
+		p.unguarded, p.filtered = p.plan.Deletes, filteredDeletes(p.plan.Deletes, p.rendered.Excluded)
 		g := p.cfg.Sync.DeleteGuard
 		p.plan, p.verdict = diff.Guard(p.plan, diff.GuardInput{Events: len(p.shaped.Events), Mapped: p.mapped,
 			Runs: p.found.GuardRuns, Allow: p.opts.AllowDeletes,
@@ -533,6 +578,7 @@ func (r *Runner) settle(ctx context.Context, p pass) (Report, error) {
 	}
 	if r.Observer != nil {
 		r.Observer.RunFinished(p.sub.ID, run.Outcome, next.State, run.FinishedAt.Sub(run.StartedAt))
+		r.observeFiltered(p.sub.ID, run.Filtered)
 	}
 	if r.Listener != nil {
 		r.Listener.Settled(p.settled(rep, next, e))
