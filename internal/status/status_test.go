@@ -121,12 +121,14 @@ type fakeDaemon struct {
 	err     error
 	runID   int64
 	got     []string
+	opts    []subscription.Options
 }
 
 func (f *fakeDaemon) Running() bool            { return f.running }
 func (f *fakeDaemon) NextRun(string) time.Time { return t0.Add(time.Hour) }
-func (f *fakeDaemon) Trigger(id string, _ subscription.Options) (int64, error) {
+func (f *fakeDaemon) Trigger(id string, opts subscription.Options) (int64, error) {
 	f.got = append(f.got, id)
+	f.opts = append(f.opts, opts)
 	return f.runID, f.err
 }
 

@@ -234,8 +234,11 @@ var ErrUnknownSubscription = errors.New("subscription: no such subscription")
 // ErrStopping is returned by Trigger during shutdown.
 var ErrStopping = errors.New("subscription: the daemon is shutting down")
 
-// Trigger runs a subscription now, in the background, and returns the new
-// run's id once it is recorded. ErrBusy means a run is already going.
+// Trigger runs a subscription now, in the background, with the operator's
+// options, and returns the new run's id once it is recorded. ErrBusy means
+// a run is already going; a *LeaseHeldError names the process holding the
+// subscription's account when this daemon does not hold it (and cannot
+// claim it now).
 func (d *Daemon) Trigger(id string, opts Options) (int64, error) {
 	d.mu.Lock()
 	e, ok := d.entries[id]
@@ -250,28 +253,52 @@ func (d *Daemon) Trigger(id string, opts Options) (int64, error) {
 	sub := e.sub
 	d.inflight.Add(1)
 	d.mu.Unlock()
-	once := d.once()
-	if !once.Holds(sub.AccountName()) {
+	if err := d.claim(sub.AccountName()); err != nil {
 		d.inflight.Done()
-		return 0, fmt.Errorf("%w %s; trigger the sync on the replica that holds it", ErrLeaseHeld, sub.AccountName())
+		return 0, err
 	}
-
 	started := make(chan int64, 1)
-	failed := make(chan error, 1)
+	finished := make(chan error, 1)
 	opts.Started = func(runID int64) { started <- runID }
-	opts.Drain = d.drain
+	opts.Drain, opts.Scheduled = d.drain, false
 	go func() {
 		defer d.inflight.Done()
-		if _, err := once.Run(d.work, sub, opts); err != nil {
-			failed <- err
-		}
+		_, err := d.once().Run(d.work, sub, opts)
+		finished <- err
 	}()
 	select {
 	case runID := <-started:
 		return runID, nil
-	case err := <-failed:
+	case err := <-finished:
+		select {
+		case runID := <-started:
+			return runID, nil // it ran to its end before we looked
+		default:
+		}
+		if err == nil {
+			err = errors.New("subscription: the run ended without being recorded")
+		}
 		return 0, err
 	}
+}
+
+// claim makes sure this daemon holds the account's lease, claiming it now
+// if it is free, so a run it is asked for is never refused for a lease it
+// could have had.
+func (d *Daemon) claim(account string) error {
+	if d.leases == nil || d.leases.Holds(account) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(d.work, 10*time.Second)
+	defer cancel()
+	ok, l, err := d.leases.Acquire(ctx, account)
+	if err != nil {
+		return fmt.Errorf("subscription: cannot claim the lease of account %s: %w", account, err)
+	}
+	if !ok {
+		return &LeaseHeldError{Account: account, Holder: l.Owner}
+	}
+	return nil
 }
 
 // Reload applies a new configuration: added subscriptions are scheduled,

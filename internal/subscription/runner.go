@@ -65,21 +65,24 @@ type Runner struct {
 	running map[string]bool
 }
 
-// Options modify one sync.
+// Options modify one sync. The operator's options (every field JSON
+// encodes) travel whole when `calsyncd sync` hands a subscription to a
+// running daemon (status.HandOff), and a daemon refuses an option it does
+// not know rather than drop it; the process's own (json:"-") stay behind.
 type Options struct {
 	// AllowDeletes releases deletes held by the mass-delete guard.
-	AllowDeletes bool
+	AllowDeletes bool `json:"allow_deletes,omitempty"`
 	// Reconcile compares Google with our mappings even if it is not due.
-	Reconcile bool
+	Reconcile bool `json:"reconcile,omitempty"`
 	// Started, when set, is called with the run's id as soon as it is
 	// recorded.
-	Started func(runID int64)
+	Started func(runID int64) `json:"-"`
 	// Scheduled runs respect the feed server's Retry-After; runs an
 	// operator asked for do not.
-	Scheduled bool
+	Scheduled bool `json:"-"`
 	// Drain, when closed, stops the run from starting new writes (shutdown);
 	// writes in flight finish and are persisted.
-	Drain <-chan struct{}
+	Drain <-chan struct{} `json:"-"`
 }
 
 // SetConfig replaces the configuration used by runs that start from now on.
