@@ -41,6 +41,8 @@ type Daemon struct {
 	stopping bool
 	started  bool
 	inflight sync.WaitGroup
+	// pendingPrune: removed subscriptions whose prune waits for a run.
+	pendingPrune map[string]bool
 
 	// work is the context of every run; it is cancelled only when the
 	// shutdown deadline passes. drain is closed when shutdown begins: runs
@@ -96,7 +98,8 @@ func NewDaemon(cfg *config.Config, runner *Runner, st DaemonStore, log *slog.Log
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Daemon{runner: runner, store: st, log: log, seed: seed, cfg: cfg, entries: map[string]*entry{}, drain: make(chan struct{})}
+	return &Daemon{runner: runner, store: st, log: log, seed: seed, cfg: cfg, entries: map[string]*entry{}, drain: make(chan struct{}),
+		pendingPrune: map[string]bool{}}
 }
 
 // Start schedules every subscription and starts the scheduler.
@@ -178,6 +181,7 @@ func (d *Daemon) scheduled(id string) {
 		}
 	}
 	_, err := d.once().Run(d.work, sub, Options{Scheduled: true, Drain: d.drain})
+	defer d.afterRun(id)
 	switch {
 	case errors.Is(err, ErrLeaseHeld):
 		d.log.Debug("another replica holds the account; not running", "subscription", id, "account", sub.AccountName())
@@ -265,6 +269,7 @@ func (d *Daemon) Trigger(id string, opts Options) (int64, error) {
 		defer d.inflight.Done()
 		_, err := d.once().Run(d.work, sub, opts)
 		finished <- err
+		d.afterRun(id)
 	}()
 	select {
 	case runID := <-started:
@@ -354,7 +359,9 @@ func (d *Daemon) Reload(ctx context.Context, cfg *config.Config) error {
 	sort.Strings(removed)
 	sort.Strings(changed)
 	d.log.Info("configuration reloaded", "added", added, "removed", removed, "changed", changed, "schedule", cfg.Schedule)
-	if len(removed) > 0 {
+	// With prune_on_remove every reload also retries the prunes that
+	// failed before.
+	if len(removed) > 0 || cfg.Sync.PruneOnRemove {
 		d.inflight.Add(1)
 		go func() {
 			defer d.inflight.Done()
@@ -392,14 +399,64 @@ func (d *Daemon) pruneRemoved(ctx context.Context, cfg *config.Config) {
 				"subscription", st.ID)
 			continue
 		}
-		if err := d.runner.Prune(d.work, st); err != nil {
-			d.log.Error("prune of a removed subscription failed; retried at the next reload or start", "subscription", st.ID, "error", err)
-			continue
-		}
-		if err := d.store.DeleteSubscription(context.WithoutCancel(ctx), st.ID); err != nil {
+		d.prune(st)
+	}
+}
+
+// pruneRetry is how often a prune that waits for another process's run of
+// the subscription (a `calsyncd sync`) is tried again.
+const pruneRetry = time.Minute
+
+// prune deletes a removed subscription's events and forgets it. While a
+// sync of it is running the prune is remembered: it is done as soon as
+// the run ends (runEnded), or, when the run is another process's, tried
+// again every pruneRetry.
+func (d *Daemon) prune(st calsyncd.SubscriptionState) {
+	d.mu.Lock()
+	d.pendingPrune[st.ID] = true
+	d.mu.Unlock()
+	err := d.runner.Prune(d.work, st)
+	switch {
+	case errors.Is(err, ErrBusy):
+		d.log.Info("a removed subscription is being synced; its events are pruned as soon as the run ends", "subscription", st.ID)
+		time.AfterFunc(pruneRetry, func() { d.afterRun(st.ID) })
+		return
+	case err != nil:
+		d.log.Error("prune of a removed subscription failed; retried at the next reload or start", "subscription", st.ID, "error", err)
+	default:
+		if err := d.store.DeleteSubscription(context.WithoutCancel(d.work), st.ID); err != nil {
 			d.log.Error("cannot forget a pruned subscription", "subscription", st.ID, "error", err)
 		}
 	}
+	d.mu.Lock()
+	delete(d.pendingPrune, st.ID)
+	d.mu.Unlock()
+}
+
+// afterRun does what waited for a run of the subscription to end: the
+// prune of a subscription removed meanwhile (unless it is configured
+// again, or the daemon is stopping: the next start prunes it).
+func (d *Daemon) afterRun(id string) {
+	d.mu.Lock()
+	pending, cfg := d.pendingPrune[id], d.cfg
+	if !pending || d.stopping {
+		d.mu.Unlock()
+		return
+	}
+	if _, back := cfg.Subscription(id); back || !cfg.Sync.PruneOnRemove {
+		delete(d.pendingPrune, id)
+		d.mu.Unlock()
+		return
+	}
+	d.inflight.Add(1)
+	d.mu.Unlock()
+	defer d.inflight.Done()
+	st, err := d.store.Subscription(d.work, id)
+	if err != nil {
+		d.log.Error("cannot read a removed subscription to prune it; retried at the next reload or start", "subscription", id, "error", err)
+		return
+	}
+	d.prune(st)
 }
 
 // Shutdown stops scheduling and drains: running syncs start no new writes,
