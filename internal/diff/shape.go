@@ -388,6 +388,16 @@ func instanceTime(start feed.Time, t time.Time) feed.Time {
 	return out
 }
 
+// ExpandedOccurrences is how many occurrences were written as single
+// events, over every expanded series.
+func (s Shaped) ExpandedOccurrences() int {
+	n := 0
+	for _, x := range s.Expanded {
+		n += x.Occurrences
+	}
+	return n
+}
+
 // ExpansionNote says, for the subscription's status, which series are
 // mirrored as standalone events ("" when none).
 func ExpansionNote(xs []Expansion) string {

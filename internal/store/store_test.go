@@ -31,7 +31,7 @@ func TestMigrationsAreAppliedOnce(t *testing.T) {
 }
 
 // latestMigration is the number of the newest file in migrations/<driver>.
-const latestMigration = 3
+const latestMigration = 4
 
 // Replicas starting at once must not trip over each other's migrations.
 func TestConcurrentOpensMigrateOnce(t *testing.T) {
@@ -87,6 +87,9 @@ func TestSubscriptionState(t *testing.T) {
 		}
 		st.State, st.ConsecutiveErrors, st.ETag, st.Notes = calsyncd.StateError, 3, `"v1"`, []string{"expanded 2 series"}
 		st.FetchNotBefore = time.Date(2026, 11, 29, 13, 0, 0, 0, time.UTC)
+		st.GuardPeak, st.GuardPeakAt = 100, time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+		st.Vacating = []calsyncd.Location{{Calendar: "old@example.com", Account: "default"}}
+		st.FeedThrottledSince = time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
 		if err := s.SaveSubscription(ctx, st); err != nil {
 			t.Fatal(err)
 		}
@@ -96,7 +99,9 @@ func TestSubscriptionState(t *testing.T) {
 			t.Fatal(err)
 		}
 		if got.State != calsyncd.StateError || got.ConsecutiveErrors != 3 || got.ETag != `"v1"` || got.Calendar != "new@example.com" ||
-			got.Account != "work" || len(got.Notes) != 1 || !got.FetchNotBefore.Equal(st.FetchNotBefore) {
+			got.Account != "work" || len(got.Notes) != 1 || !got.FetchNotBefore.Equal(st.FetchNotBefore) ||
+			got.GuardPeak != 100 || !got.GuardPeakAt.Equal(st.GuardPeakAt) || len(got.Vacating) != 1 ||
+			got.Vacating[0] != st.Vacating[0] || !got.FeedThrottledSince.Equal(st.FeedThrottledSince) {
 			t.Fatalf("reloaded = %+v", got)
 		}
 		if _, err := s.Subscription(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {

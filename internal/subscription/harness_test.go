@@ -142,3 +142,12 @@ func (h *harness) agenda() []gcalfake.Occurrence {
 }
 
 func totalWrites(m map[string]int) int { return m["insert"] + m["update"] + m["patch"] + m["delete"] }
+
+// captureLog sends the runner's log lines (debug and up) to a buffer.
+func captureLog(h *harness) *lockedBuffer {
+	logs := &lockedBuffer{}
+	h.runner.Log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	return logs
+}
+
+var allowDeletes = subscription.Options{AllowDeletes: true}

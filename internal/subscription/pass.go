@@ -74,7 +74,10 @@ type pass struct {
 	mapped  int            // mappings within the window the plan was made against
 	churn   *diff.UIDChurn // the first round's
 	verdict diff.Verdict   // the guard's, for the whole run
-	planned PlanCounts     // every round's plan, as guarded
+	// peak is the guard's high-water mark of mappings, reached at peakAt.
+	peak    int
+	peakAt  time.Time
+	planned PlanCounts // every round's plan, as guarded
 	applied calsyncd.WriteResult
 	refused int // series Google refused, shaped again in the second round
 
@@ -140,8 +143,9 @@ func (r *Runner) run(ctx context.Context, p pass) pass {
 		return p
 	}
 	for p.round = 1; ; p.round++ {
-		p = plan(shape(p))
-		p = guard(p)
+		if p = guard(plan(shape(p))); p.over() {
+			return p
+		}
 		if p = r.apply(ctx, p); p.over() || p.refused == 0 || p.round > 1 {
 			return p
 		}
@@ -330,15 +334,27 @@ func plan(p pass) pass {
 	return p
 }
 
-// guard holds deletes that look like a broken feed rather than a change
-// (see diff.Guard); a second round follows the first round's verdict.
+// guard refuses a feed over its cost limits (nothing is written: the run
+// fails) and holds deletes that look like a broken feed rather than a
+// change, weighed against the last run and the high-water mark (see
+// diff.Guard); a second round follows the first round's verdict.
 func guard(p pass) pass {
 	if p.round == 1 {
-		g := p.cfg.Sync.DeleteGuard
-		p.plan, p.verdict = diff.Guard(p.plan, diff.GuardInput{Events: len(p.shaped.Events), Mapped: p.mapped,
-			Runs: p.found.GuardRuns, Allow: p.opts.AllowDeletes,
+		g, lim := p.cfg.Sync.DeleteGuard, p.cfg.EffectiveLimits(p.sub)
+		p.peak, p.peakAt = diff.NextPeak(p.found.GuardPeak, p.found.GuardPeakAt, p.mapped, p.now, g.Period.D())
+		p.plan, p.verdict = diff.Guard(p.plan, diff.GuardInput{Events: len(p.shaped.Events), Mapped: p.mapped, Peak: p.peak,
+			FeedEvents: len(p.cal.Events), Expanded: p.shaped.ExpandedOccurrences(),
+			Limits: diff.Limits{MaxEvents: lim.MaxEvents, MaxExpanded: lim.MaxInstancesExpanded},
+			Runs:   p.found.GuardRuns, Allow: p.opts.AllowDeletes,
 			Policy: diff.DeletePolicy{MinDeletes: g.MinDeletes, MaxFraction: g.MaxFraction, ConfirmRuns: g.ConfirmRuns}})
 		p.planned.Unchanged = p.plan.Unchanged
+		if err := p.verdict.Refused; err != nil {
+			return p.stop(calsyncd.OutcomeFailed, err)
+		}
+		if p.verdict.Released > 0 && g.Period > 0 {
+			// The shrink is confirmed: the feed's new size is the mark.
+			p.peak, p.peakAt = len(p.shaped.Events), p.now
+		}
 	} else {
 		p.plan, p.verdict = p.verdict.Follow(p.plan)
 	}

@@ -74,8 +74,15 @@ func (p pass) nextState(e ending) calsyncd.SubscriptionState {
 		// The feed is the version of the last complete run: any mass
 		// delete the guard was counting is off.
 		st.GuardRuns, st.HeldDeletes = 0, 0
-	case p.round > 0:
+	case p.round > 0 && p.verdict.Refused == nil:
 		st.GuardRuns, st.HeldDeletes = p.verdict.Runs, p.verdict.Held
+	}
+	if p.round > 0 {
+		st.GuardPeak, st.GuardPeakAt = p.peak, p.peakAt
+		st.Notes = withoutNotePrefix(st.Notes, limitNotePrefix)
+		if err := p.verdict.Refused; err != nil {
+			st.Notes = append(st.Notes, fmt.Sprintf("%s %s", limitNotePrefix, err.Error()))
+		}
 	}
 	if p.repaired != nil && p.repaired.skipped == nil {
 		st.LastReconcileAt = p.repaired.at
@@ -103,6 +110,9 @@ func (p pass) nextState(e ending) calsyncd.SubscriptionState {
 func (p pass) unstable() bool {
 	return p.churn != nil && p.churn.Unstable && p.sub.Identity != string(feed.IdentityContent)
 }
+
+// limitNotePrefix starts the note of a feed refused for its cost limits.
+const limitNotePrefix = "Over its cost limit:"
 
 // unstableNote is shown on a subscription whose feed changes its UIDs.
 const unstableNote = "the feed mints new UIDs on every fetch (most events came back under new UIDs with unchanged content): set identity: content for this subscription; meanwhile its mappings are re-keyed each run, without writes"
@@ -165,6 +175,10 @@ func (p pass) findings(rep Report, e ending) (bool, []any) {
 	if v := p.verdict; v.Held > 0 {
 		add(true, "guard_runs", v.Runs, "releases_after", p.cfg.Sync.DeleteGuard.ConfirmRuns, "mapped", p.mapped,
 			"hint", "run `calsyncd sync --allow-deletes "+p.sub.ID+"` if the feed really lost these events")
+		if v.ByPeak {
+			add(true, "held_against_peak", p.peak, "peak_since", p.peakAt.Format(time.RFC3339),
+				"reason", "the feed shrank, step by step, far below the most it held over sync.delete_guard.period")
+		}
 	} else if v.Released > 0 {
 		add(true, "mass_delete_released", v.Released, "allowed_by_operator", v.Allowed)
 	}
