@@ -234,9 +234,7 @@ func (r *Runner) parse(p pass) pass {
 		return p.stop(calsyncd.OutcomeFailed, err)
 	}
 	r.observeFetch(p.sub.ID, "ok")
-	for _, w := range cal.Warnings {
-		p.log.Debug("feed warning", "event", w.UID, "warning", w.Message)
-	}
+	p.logWarnings(cal.Warnings)
 	p.cal = cal
 	return p
 }

@@ -160,7 +160,8 @@ func (p pass) findings(rep Report, e ending) (bool, []any) {
 		add(false, "fetch_not_before", e.waitUntil.Format(time.RFC3339), "reason", "the feed server asked us to wait")
 	}
 	if p.cal != nil && len(p.cal.Warnings) > 0 {
-		add(true, "feed_warnings", len(p.cal.Warnings), "first_warning", p.cal.Warnings[0].String())
+		add(true, "feed_warnings", len(p.cal.Warnings), "first_warning", p.cal.Warnings[0].String(),
+			"warning_kinds", kindsOf(p.cal.Warnings).summary())
 	}
 	if rp := p.repaired; rp != nil && rp.skipped != nil {
 		add(true, "reconcile_skipped", rp.skipped.Error(), "reconcile_class", calsyncd.ClassOf(rp.skipped))
