@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -48,6 +50,8 @@ google:
   endpoint: `+api.URL+gcalfake.BasePath+`
 writer:
   spacing: 1ms
+  retry_base: 1ms
+  retry_cap: 4ms
 subscriptions:
   - id: team
     url: `+feeds.URL+`/team.ics
@@ -201,4 +205,81 @@ func TestSyncSaysWhichReplicaHoldsTheAccount(t *testing.T) {
 	if runs, _ := st.Runs(context.Background(), "team", 1); len(runs) != 0 {
 		t.Errorf("a run was recorded: %+v", runs)
 	}
+}
+
+// TestUnwritableStateDirectoryIsNotOK: with a lock directory the daemon
+// cannot write, a sync handed to it is a recorded failure (sync exits 1)
+// and /healthz answers 503 (issue 15: the daemon logged "permission
+// denied", recorded no run, and /healthz said ok).
+func TestUnwritableStateDirectoryIsNotOK(t *testing.T) {
+	w := newLiveWorld(t, "")
+	w.setFeed(generatedFeed(3))
+	if _, errs, code := run(t, "sync", "--config", w.config); code != 0 {
+		t.Fatalf("first sync: %d\n%s", code, errs)
+	}
+	// A file where the lock directory should be: unwritable even for root.
+	locks := filepath.Join(w.dir, "state", "locks")
+	if err := os.RemoveAll(locks); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(locks, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w.startDaemon(t)
+	out, errs, code := run(t, "sync", "--config", w.config, "team")
+	if code != 1 || !strings.Contains(out, "failed") {
+		t.Errorf("sync: exit %d, want 1 and the daemon's failed run\n%s%s", code, out, errs)
+	}
+	if r := lastRun(t, w.openStore(t)); r.Outcome != calsyncd.OutcomeFailed || !strings.Contains(r.Error, "lock directory") {
+		t.Errorf("last run %+v, want a failed run naming the lock directory", r)
+	}
+	listen := configValue(t, w.config, "listen")
+	resp, err := http.Get("http://" + listen + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "state directory") {
+		t.Errorf("/healthz: %d %q, want 503 naming the state directory", resp.StatusCode, body)
+	}
+}
+
+// TestReconcileWithGoogleUnreachableFails: `sync --reconcile` that cannot
+// list Google's events is a failure, exit 1 (issue 15: it logged
+// "reconcile skipped", outcome ok, exit 0).
+func TestReconcileWithGoogleUnreachableFails(t *testing.T) {
+	w := newLiveWorld(t, "")
+	w.setFeed(generatedFeed(3))
+	if _, errs, code := run(t, "sync", "--config", w.config); code != 0 {
+		t.Fatalf("first sync: %d\n%s", code, errs)
+	}
+	b, err := os.ReadFile(w.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	endpoint := configValue(t, w.config, "  endpoint")
+	dead := httptest.NewServer(http.NotFoundHandler())
+	dead.Close()
+	os.WriteFile(w.config, []byte(strings.Replace(string(b), endpoint, dead.URL+gcalfake.BasePath, 1)), 0o600)
+	out, errs, code := run(t, "sync", "--config", w.config, "--reconcile", "team")
+	if code != 1 || !strings.Contains(out, "failed") {
+		t.Errorf("sync --reconcile with Google unreachable: exit %d, want 1 and a failed run\n%s%s", code, out, errs)
+	}
+}
+
+// configValue reads a "key: value" line of a configuration file.
+func configValue(t *testing.T, path, key string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, key+": "); ok {
+			return v
+		}
+	}
+	t.Fatalf("no %q in %s", key, path)
+	return ""
 }

@@ -69,7 +69,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		return fmt.Errorf("status endpoint: %w", err)
 	}
 	srv := status.NewServer(status.ServerOptions{Source: a.store, Config: a.config, Daemon: d, Pacers: a.pacers,
-		Metrics: metrics, Token: cfg.Status.Token, Log: log})
+		Metrics: metrics, Token: cfg.Status.Token, Log: log, StateWritable: a.stateWritable})
 	go func() {
 		if err := srv.Serve(ln); err != nil {
 			log.Error("status endpoint stopped", "error", err)

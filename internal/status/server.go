@@ -35,6 +35,10 @@ type ServerOptions struct {
 	Token string
 	Log   *slog.Logger
 	Now   func() time.Time
+
+	// StateWritable, when set, says whether the state directory can be
+	// written (every run needs it); /healthz degrades when it cannot.
+	StateWritable func() error
 }
 
 // Server is the status endpoint.
@@ -124,6 +128,14 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		w.Write([]byte("unhealthy: the state database does not answer\n"))
 		return
+	}
+	if s.opts.StateWritable != nil {
+		if err := s.opts.StateWritable(); err != nil {
+			s.opts.Log.Error("health check: the state directory is not writable", "error", err)
+			w.WriteHeader(http.StatusServiceUnavailable)
+			w.Write([]byte("unhealthy: the state directory is not writable; no sync can run (see the daemon's log)\n"))
+			return
+		}
 	}
 	w.Write([]byte("ok\n"))
 }

@@ -129,11 +129,26 @@ var ErrBusy = errors.New("subscription: a sync of this subscription is already r
 // overlap: the second returns ErrBusy.
 func (r *Runner) Sync(ctx context.Context, sub config.Subscription, opts Options) (Report, error) {
 	unlock, err := r.lock(sub.ID)
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrBusy):
 		return Report{Subscription: sub.ID}, err
+	case err != nil:
+		// The lock could not even be tried (an unwritable state
+		// directory): that is this run's failure, and recorded as one,
+		// so that the status and the state machine see it.
+		return r.refuse(ctx, sub, opts, err)
 	}
 	defer unlock()
 	return r.sync(ctx, sub, opts)
+}
+
+// refuse records a run that could not start, failed with cause.
+func (r *Runner) refuse(ctx context.Context, sub config.Subscription, opts Options, cause error) (Report, error) {
+	p, err := r.begin(ctx, sub, opts)
+	if err != nil {
+		return Report{Subscription: sub.ID}, errors.Join(cause, err)
+	}
+	return r.settle(ctx, p.stop(calsyncd.OutcomeFailed, cause))
 }
 
 // lock makes the caller the only one working on the subscription, in this

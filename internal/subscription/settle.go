@@ -22,9 +22,20 @@ func (p pass) ending() ending {
 	// A series written under a new id needs its exceptions again: the
 	// next run must plan, not find the feed unchanged.
 	clean := res.Deferred == 0 && res.Failed == 0 && res.Skipped == 0 && p.verdict.Held == 0 && len(res.RecreatedSeries) == 0
-	switch {
-	case res.Err != nil:
+	if res.Err != nil {
 		return ending{outcome: calsyncd.OutcomeFailed, err: res.Err}
+	}
+	if rp := p.repaired; rp != nil && rp.skipped != nil {
+		// The run could not do what it was asked (an operator's
+		// --reconcile, or a reconcile that was due): a failure, unless
+		// Google only asked us to wait. The next run reconciles again.
+		err := fmt.Errorf("subscription: reconcile: Google's events could not be listed: %w", rp.skipped)
+		if c := calsyncd.ClassOf(rp.skipped); c == calsyncd.ClassRateLimited || c == calsyncd.ClassUsageLimited {
+			return ending{outcome: calsyncd.OutcomeDeferred, err: err}
+		}
+		return ending{outcome: calsyncd.OutcomeFailed, err: err}
+	}
+	switch {
 	case res.Failed > 0 && res.Writes() == 0 && res.Deferred == 0:
 		return ending{outcome: calsyncd.OutcomeFailed, err: fmt.Errorf("subscription: %d writes failed with transient Google errors", res.Failed)}
 	case res.Skipped > 0:
