@@ -58,6 +58,9 @@ type pass struct {
 	resp *fetch.Response
 	// comeBack is when the feed server asked us to fetch again.
 	comeBack time.Time
+	// feedAnswered: the feed server answered the fetch (or it failed),
+	// other than with 429; feed429: it answered 429 Too Many Requests.
+	feedAnswered, feed429 bool
 	// parse
 	now time.Time // the time the feed is read at
 	cal *feed.Calendar
@@ -209,11 +212,13 @@ func (r *Runner) fetch(ctx context.Context, p pass) pass {
 		}
 		// A feed server that rate-limits us is not broken: come back later.
 		if ferr != nil && ferr.StatusCode == 429 {
+			p.feed429 = true
 			return p.stop(calsyncd.OutcomeDeferred, err)
 		}
+		p.feedAnswered = true
 		return p.stop(calsyncd.OutcomeFailed, err)
 	}
-	p.resp = resp
+	p.resp, p.feedAnswered = resp, true
 	unchanged := resp.NotModified || (resp.BodyHash != "" && resp.BodyHash == p.found.BodyHash && p.found.ConsecutiveErrors == 0)
 	if unchanged && !p.reconcileDue {
 		r.observeFetch(p.sub.ID, "not_modified")

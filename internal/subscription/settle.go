@@ -98,6 +98,7 @@ func (p pass) nextState(e ending) calsyncd.SubscriptionState {
 	if p.repaired != nil && p.repaired.skipped == nil {
 		st.LastReconcileAt = p.repaired.at
 	}
+	st = p.feedThrottle(st)
 	if p.churn != nil {
 		st.Notes = withoutNote(st.Notes, unstableNote)
 		if p.unstable() {
@@ -120,6 +121,40 @@ func (p pass) nextState(e ending) calsyncd.SubscriptionState {
 // that.
 func (p pass) unstable() bool {
 	return p.churn != nil && p.churn.Unstable && p.sub.Identity != string(feed.IdentityContent)
+}
+
+// feedThrottleNotice is how long a feed server must have answered every
+// fetch with 429 before the status and the alerts say so: a rate limit
+// is no failure (the subscription stays ACTIVE), but one that never ends
+// means the calendar is no longer updated.
+const feedThrottleNotice = 24 * time.Hour
+
+// feedThrottledNotePrefix starts the note of a feed throttled for days.
+const feedThrottledNotePrefix = "The feed server has answered every fetch with 429"
+
+// feedThrottle follows the feed server's 429 streak: it starts at the
+// first 429 and ends at any other answer; after feedThrottleNotice the
+// subscription's status says so.
+func (p pass) feedThrottle(st calsyncd.SubscriptionState) calsyncd.SubscriptionState {
+	switch {
+	case p.feed429 && st.FeedThrottledSince.IsZero():
+		st.FeedThrottledSince = p.run.StartedAt
+	case p.feedAnswered:
+		st.FeedThrottledSince = time.Time{}
+	}
+	st.Notes = withoutNotePrefix(st.Notes, feedThrottledNotePrefix)
+	if p.feedThrottled(st) {
+		st.Notes = append(st.Notes, fmt.Sprintf("%s (too many requests) since %s: the calendar has not been updated since. "+
+			"calsyncd keeps the subscription ACTIVE and comes back when the server says (Retry-After); if it lasts, "+
+			"ask the feed's provider whether they limit this host, or sync less often (schedule)",
+			feedThrottledNotePrefix, st.FeedThrottledSince.UTC().Format(time.RFC3339)))
+	}
+	return st
+}
+
+// feedThrottled: the feed's 429 streak has lasted feedThrottleNotice.
+func (p pass) feedThrottled(st calsyncd.SubscriptionState) bool {
+	return !st.FeedThrottledSince.IsZero() && p.run.StartedAt.Sub(st.FeedThrottledSince) >= feedThrottleNotice
 }
 
 // limitNotePrefix starts the note of a feed refused for its cost limits.
