@@ -93,13 +93,14 @@ func TestSubscriptionState(t *testing.T) {
 		if err := s.SaveSubscription(ctx, st); err != nil {
 			t.Fatal(err)
 		}
-		// Ensuring again keeps the state but follows a changed calendar.
+		// Ensuring again keeps the state, the calendar and account
+		// included: a changed calendar is a move, the runner's to make.
 		got, err := s.EnsureSubscription(ctx, "team", "new@example.com", "work")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.State != calsyncd.StateError || got.ConsecutiveErrors != 3 || got.ETag != `"v1"` || got.Calendar != "new@example.com" ||
-			got.Account != "work" || len(got.Notes) != 1 || !got.FetchNotBefore.Equal(st.FetchNotBefore) ||
+		if got.State != calsyncd.StateError || got.ConsecutiveErrors != 3 || got.ETag != `"v1"` || got.Calendar != "team@example.com" ||
+			got.Account != "default" || len(got.Notes) != 1 || !got.FetchNotBefore.Equal(st.FetchNotBefore) ||
 			got.GuardPeak != 100 || !got.GuardPeakAt.Equal(st.GuardPeakAt) || len(got.Vacating) != 1 ||
 			got.Vacating[0] != st.Vacating[0] || !got.FeedThrottledSince.Equal(st.FeedThrottledSince) {
 			t.Fatalf("reloaded = %+v", got)
@@ -161,6 +162,19 @@ func TestMappingsAndRejections(t *testing.T) {
 		}
 		if n, _ := s.CountMappings(ctx, "team"); n != 2 {
 			t.Fatalf("count after delete = %d, want 2", n)
+		}
+		// A moved subscription forgets its mappings, not its rejections.
+		if err := s.PutRejection(ctx, "team", calsyncd.Rejection{Key: calsyncd.Key{UID: "bad2"}, Hash: "h11", Reason: "HTTP 400"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DeleteMappings(ctx, "team"); err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := s.CountMappings(ctx, "team"); n != 0 {
+			t.Fatalf("count after DeleteMappings = %d, want 0", n)
+		}
+		if rj, _ := s.Rejections(ctx, "team"); len(rj) != 1 {
+			t.Fatalf("rejections after DeleteMappings = %v, want the one kept", rj)
 		}
 		// Forgetting a subscription cascades to what it owns.
 		if err := s.DeleteSubscription(ctx, "team"); err != nil {

@@ -15,12 +15,15 @@ const subscriptionColumns = `id, calendar, account, state, consecutive_errors, l
 	etag, last_modified, body_hash, fetch_not_before, guard_runs, held_deletes, last_reconcile_at,
 	next_run_at, notes, created_at, updated_at, guard_peak, guard_peak_at, vacating, feed_throttled_since`
 
-// EnsureSubscription creates the subscription's row if it is new and updates
-// its calendar and account otherwise, returning its state.
+// EnsureSubscription creates the subscription's row if it is new and
+// returns its state. An existing row keeps the calendar and account its
+// events are in: a subscription whose configured ones differ has moved,
+// and its runner moves it (SaveSubscription), once its events are in the
+// new calendar.
 func (s *Store) EnsureSubscription(ctx context.Context, id, calendar, account string) (calsyncd.SubscriptionState, error) {
 	now := ms(s.Now())
 	_, err := s.exec(ctx, `INSERT INTO subscriptions (id, calendar, account, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET calendar = excluded.calendar, account = excluded.account`,
+		ON CONFLICT (id) DO NOTHING`,
 		id, calendar, account, now, now)
 	if err != nil {
 		return calsyncd.SubscriptionState{}, fmt.Errorf("store: ensure subscription %s: %w", id, err)

@@ -10,6 +10,7 @@ package subscription
 //
 //	begin      the run's record, the state it starts from, the mappings
 //	           and rejections (read once)
+//	move       a changed calendar or account: mirror anew (move.go)
 //	fetch      conditional GET; not modified ⇒ settle
 //	parse      ICS ⇒ normalised events
 //	account    the account's writer
@@ -18,6 +19,7 @@ package subscription
 //	plan       desired vs mapped ⇒ creates, updates, deletes (pure)
 //	guard      the mass-delete guard (pure)
 //	apply      paced writes, each persisted as Google accepts it
+//	vacate     a moved subscription's events out of its old calendar
 //	settle     outcome ⇒ state machine, run record, validators, one log line
 //
 // When Google refuses a series, apply hands the pass back for a second
@@ -68,6 +70,13 @@ type pass struct {
 	writer Writer
 	// reconcile
 	repaired *repaired
+	// move and vacate (move.go): where the events were until this run,
+	// whether their mappings were let go, and what became of the
+	// calendars left behind.
+	movedFrom   *calsyncd.Location
+	moveApplied bool
+	vacated     []vacatedCalendar
+	vacateHeld  string
 
 	// shape, plan, guard and apply run once, twice when Google refused a
 	// series in the first round.
@@ -120,12 +129,12 @@ func (r *Runner) sync(ctx context.Context, sub config.Subscription, opts Options
 	if err != nil {
 		return Report{Subscription: sub.ID}, err
 	}
-	return r.settle(ctx, r.run(ctx, p))
+	return r.settle(ctx, r.vacate(ctx, r.run(ctx, p)))
 }
 
 // run takes a begun pass as far as it goes.
 func (r *Runner) run(ctx context.Context, p pass) pass {
-	if p.over() {
+	if p = move(p); p.over() {
 		return p
 	}
 	if p = r.fetch(ctx, p); p.over() {
@@ -194,8 +203,9 @@ func (r *Runner) fetch(ctx context.Context, p pass) pass {
 		req.BasicAuth = &fetch.BasicAuth{Username: a.Username, Password: a.Password}
 	}
 	// After a failure, fetch in full: a clean run must prove the whole
-	// pipeline works again. A reconcile needs the feed's events too.
-	if p.found.ConsecutiveErrors == 0 && !p.reconcileDue {
+	// pipeline works again. A reconcile needs the feed's events too, and
+	// so does a move until it is complete.
+	if p.found.ConsecutiveErrors == 0 && !p.reconcileDue && !p.moving() {
 		req.ETag, req.LastModified = p.found.ETag, p.found.LastModified
 	}
 	if p.opts.Scheduled && r.now().Before(p.found.FetchNotBefore) {
@@ -220,7 +230,7 @@ func (r *Runner) fetch(ctx context.Context, p pass) pass {
 	}
 	p.resp, p.feedAnswered = resp, true
 	unchanged := resp.NotModified || (resp.BodyHash != "" && resp.BodyHash == p.found.BodyHash && p.found.ConsecutiveErrors == 0)
-	if unchanged && !p.reconcileDue {
+	if unchanged && !p.reconcileDue && !p.moving() {
 		r.observeFetch(p.sub.ID, "not_modified")
 		return p.stop(calsyncd.OutcomeNotModified, nil)
 	}
@@ -261,6 +271,9 @@ func (r *Runner) account(p pass) pass {
 // restores them, and duplicate copies are deleted. A failure to list is not
 // fatal: the sync goes on without repairs.
 func (r *Runner) reconcile(ctx context.Context, p pass) pass {
+	if p = r.letGo(ctx, p); p.over() {
+		return p
+	}
 	owned, err := p.writer.ListOwned(ctx, p.sub.Calendar, p.sub.ID)
 	if err != nil {
 		p.repaired = &repaired{skipped: err}

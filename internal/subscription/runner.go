@@ -35,6 +35,7 @@ type Store interface {
 	Mappings(ctx context.Context, subscriptionID string) ([]calsyncd.Mapping, error)
 	PutMapping(ctx context.Context, subscriptionID string, m calsyncd.Mapping) error
 	DeleteMapping(ctx context.Context, subscriptionID string, k calsyncd.Key) error
+	DeleteMappings(ctx context.Context, subscriptionID string) error
 	Rejections(ctx context.Context, subscriptionID string) ([]calsyncd.Rejection, error)
 	PutRejection(ctx context.Context, subscriptionID string, r calsyncd.Rejection) error
 	DeleteRejection(ctx context.Context, subscriptionID string, k calsyncd.Key) error

@@ -99,6 +99,7 @@ func (p pass) nextState(e ending) calsyncd.SubscriptionState {
 		st.LastReconcileAt = p.repaired.at
 	}
 	st = p.feedThrottle(st)
+	st = p.moveState(st)
 	if p.churn != nil {
 		st.Notes = withoutNote(st.Notes, unstableNote)
 		if p.unstable() {
@@ -232,6 +233,7 @@ func (p pass) findings(rep Report, e ending) (bool, []any) {
 	if p.refused > 0 {
 		add(true, "refused_series", p.refused)
 	}
+	p.moveFindings(add)
 	if n := len(p.shaped.Expanded); n > 0 {
 		add(true, "series_as_single_events", n)
 	}
