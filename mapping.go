@@ -19,7 +19,11 @@ type Mapping struct {
 	// EndsAt is when the event ends (zero for a recurring series or when
 	// unknown): an event that ended before the window and then left the
 	// feed is history, not a deletion.
-	EndsAt    time.Time
+	EndsAt time.Time
+	// Fields is a digest of each field Google shows of the event as last
+	// written ("" when unknown), so a dry-run can say which fields an
+	// update changes.
+	Fields    string
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }

@@ -41,4 +41,7 @@ type Run struct {
 	HeldDeletes    int
 	ErrorClass     ErrorClass
 	Error          string
+	// Filtered counts the feed's events the subscription's filters
+	// excluded.
+	Filtered int
 }

@@ -21,6 +21,9 @@ type Settled struct {
 	HeldDeletes        int
 	Released           int
 	ReleasedByOperator bool
+	// HeldByFilters are the held deletes of events the subscription's
+	// filters now exclude: a filter change, not a broken feed.
+	HeldByFilters int
 	// CredentialsRefused: Google refused the account's credentials in this
 	// run (Holds), accepted them (Cleared: it answered a request of the
 	// account), or the run did not get that far (Unknown).

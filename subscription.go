@@ -26,6 +26,13 @@ type SubscriptionState struct {
 	ETag         string
 	LastModified string
 	BodyHash     string
+	// RenderPolicy is the fingerprint of the render policy the validators
+	// were stored under: under another policy the feed is read in full,
+	// unchanged or not.
+	RenderPolicy string
+	// Filtered is how many of the feed's events the filters excluded the
+	// last time a run read the feed.
+	Filtered int
 	// FetchNotBefore is when the feed server asked us to come back
 	// (Retry-After on a 429 or 503).
 	FetchNotBefore time.Time

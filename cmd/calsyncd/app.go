@@ -11,6 +11,7 @@ import (
 
 	calendar "google.golang.org/api/calendar/v3"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/alert"
 	"github.com/calsyncd/calsyncd/internal/config"
 	"github.com/calsyncd/calsyncd/internal/feed"
@@ -30,6 +31,8 @@ type app struct {
 	alerts *alert.Notifier
 
 	metrics *status.Metrics // nil outside the daemon
+	// readOnly: the writers remember no throttle state (a dry-run).
+	readOnly bool
 
 	writers *gcalwriter.Pool
 
@@ -137,6 +140,9 @@ func (a *app) stateWritable() error {
 func (a *app) writerOptions(account string) gcalwriter.Options {
 	o := a.config().Writer.Options()
 	o.Logger, o.Memory = a.log.With("account", account), a.store
+	if a.readOnly {
+		o.Memory = readOnlyMemory{a.store}
+	}
 	if a.metrics != nil {
 		o.Observer = a.metrics
 	}
@@ -159,3 +165,9 @@ func newCalendarService(ctx context.Context, cfg *config.Config, account string,
 	}
 	return svc, creds.QuotaUser(), nil
 }
+
+// readOnlyMemory recalls an account's throttle state and keeps no new
+// one: a dry-run reads Google but must not change the database.
+type readOnlyMemory struct{ *store.Store }
+
+func (readOnlyMemory) SaveAccount(context.Context, calsyncd.AccountState) error { return nil }

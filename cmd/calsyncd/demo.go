@@ -13,6 +13,7 @@ import (
 	"github.com/calsyncd/calsyncd/internal/config"
 	"github.com/calsyncd/calsyncd/internal/demo"
 	"github.com/calsyncd/calsyncd/internal/gcalfake"
+	"github.com/calsyncd/calsyncd/internal/render"
 	"github.com/calsyncd/calsyncd/internal/status"
 	"github.com/calsyncd/calsyncd/internal/subscription"
 )
@@ -74,7 +75,7 @@ func (c *demoCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	page := "http://" + statusLn.Addr().String() + "/"
-	log.Info("demo: the Google Calendar emulator and three sample feeds are up; open the status page to watch",
+	log.Info("demo: the Google Calendar emulator and four sample feeds are up; open the status page to watch",
 		"status_page", page, "emulator", cfg.Google.Endpoint)
 
 	story := &demo.Story{Log: log, Fake: fake, Feeds: feeds, Subscriptions: cfg.Subscriptions,
@@ -134,12 +135,19 @@ func demoConfig(dir, base string, fake *gcalfake.Server) *config.Config {
 	cfg.Writer.MaxRetryWait = config.Duration(3 * time.Second)
 	cfg.Writer.ThrottleWindow = config.Duration(2 * time.Second)
 	cfg.Writer.ThrottleWindowMax = config.Duration(10 * time.Second)
-	for _, name := range []string{"team.ics", "outlook.ics", "holidays.ics"} {
+	for _, name := range []string{"team.ics", "outlook.ics", "holidays.ics", "community.ics"} {
 		id := strings.TrimSuffix(name, ".ics")
 		cal := id + "@demo.calsyncd.invalid"
 		fake.AddCalendar(cal, "Europe/Berlin")
 		cfg.Subscriptions = append(cfg.Subscriptions, config.Subscription{ID: id, URL: base + "/feeds/" + name, Calendar: cal})
 	}
+	// The community feed shows the render stage: filtered, prefixed and
+	// coloured, with the feed's alarms as reminders.
+	community := &cfg.Subscriptions[len(cfg.Subscriptions)-1]
+	meetups, calledOff, title, color := "(?i)^(meetup|conference)$", "(?i)^cancel(l)?ed:", demo.CommunityTitle, demo.CommunityColor
+	community.Filters = []config.Filter{{Include: &config.FilterMatch{Categories: &meetups}}, {Exclude: &config.FilterMatch{Summary: &calledOff}}}
+	community.Title, community.Color = &title, &color
+	community.Reminders = &config.Reminders{Timed: &config.ReminderSetting{Mode: render.ReminderFeed}, AllDay: &config.ReminderSetting{Mode: render.ReminderNone}}
 	return cfg
 }
 

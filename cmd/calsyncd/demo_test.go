@@ -52,7 +52,7 @@ func TestDemoTellsItsStory(t *testing.T) {
 		}
 		steps[l.Step] = append(steps[l.Step], l)
 	}
-	want := []string{"first_sync", "change", "second_sync", "rate_limit_burst", "deferred", "waiting", "recovery", "done"}
+	want := []string{"first_sync", "filters", "change", "second_sync", "rate_limit_burst", "deferred", "waiting", "recovery", "done"}
 	if strings.Join(order, " ") != strings.Join(want, " ") {
 		t.Fatalf("steps %v, want %v", order, want)
 	}
@@ -62,7 +62,7 @@ func TestDemoTellsItsStory(t *testing.T) {
 			created[l.Subscription] = l.Created
 		}
 	}
-	if created["team"] != 9 || created["outlook"] != 4 || created["holidays"] != 45 {
+	if created["team"] != 9 || created["outlook"] != 4 || created["holidays"] != 45 || created["community"] != 4 {
 		t.Errorf("first sync created %v", created)
 	}
 	if progress == 0 {

@@ -19,12 +19,13 @@ type syncCommand struct{ m *Main }
 func (c *syncCommand) Synopsis() string { return "sync subscriptions once, then exit" }
 
 func (c *syncCommand) Run(ctx context.Context, args []string) error {
-	fs := c.m.newFlagSet("sync", "sync --config FILE [--json] [--allow-deletes] [--reconcile] [--strict-perms] [ID ...]")
+	fs := c.m.newFlagSet("sync", "sync --config FILE [--json] [--dry-run] [--allow-deletes] [--reconcile] [--strict-perms] [ID ...]")
 	cfgPath := fs.String("config", "", "configuration file")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	allowDeletes := fs.Bool("allow-deletes", false, "release deletes held by the mass-delete guard")
 	reconcile := fs.Bool("reconcile", false, "compare Google with the database and repair drift (deleted or duplicated events)")
 	strictPerms := fs.Bool("strict-perms", false, "refuse to run when a key or token file is accessible to group or others")
+	dryRun := fs.Bool("dry-run", false, "print what the sync would do (create, update, delete, held, excluded) and write nothing, to Google or the database")
 	if err := fs.Parse(args); err != nil {
 		return &exitError{code: 2, err: err}
 	}
@@ -39,6 +40,9 @@ func (c *syncCommand) Run(ctx context.Context, args []string) error {
 	log := newLogger(c.m.Stderr, cfg.Log)
 	if err := checkSecretFiles(log, cfg, *strictPerms); err != nil {
 		return err
+	}
+	if *dryRun {
+		return c.dryRun(ctx, cfg, subs, log, subscription.Options{AllowDeletes: *allowDeletes, Reconcile: *reconcile}, *asJSON)
 	}
 	a, err := openApp(ctx, cfg, log)
 	if err != nil {

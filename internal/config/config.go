@@ -39,6 +39,9 @@ type Config struct {
 	Sync          Sync           `yaml:"sync"`
 	Subscriptions []Subscription `yaml:"subscriptions"`
 	Alerts        []Alert        `yaml:"alerts"`
+	// Defaults are the presentation keys of every subscription that does
+	// not set them.
+	Defaults Presentation `yaml:"defaults"`
 }
 
 // Log configures log/slog.
@@ -187,6 +190,10 @@ type Subscription struct {
 	Window   *Window `yaml:"window"`
 	// Limits override the top-level limits for this feed, key by key.
 	Limits *Limits `yaml:"limits"`
+	// Presentation is what of the feed reaches Google and how it looks
+	// there (filters, title, color, privacy, visibility, transparency,
+	// reminders).
+	Presentation `yaml:",inline"`
 }
 
 // BasicAuth are credentials for a feed behind HTTP basic authentication.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -277,6 +278,9 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	case byteSizeType:
 		d.decodeParsed(n, v, path, func(s string) (any, error) { return ParseByteSize(s) })
 		return
+	case reminderSettingType:
+		d.decodeReminderSetting(n, v, path)
+		return
 	}
 	switch v.Kind() {
 	case reflect.Pointer:
@@ -388,14 +392,8 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 		d.errorf(n.Line, path, "expected a mapping of keys to values")
 		return
 	}
-	t := v.Type()
-	fields := map[string]int{}
-	for i := 0; i < t.NumField(); i++ {
-		tag := strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0]
-		if tag != "" && tag != "-" {
-			fields[tag] = i
-		}
-	}
+	fields := map[string][]int{}
+	structFields(v.Type(), nil, fields)
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := n.Content[i], n.Content[i+1]
@@ -414,11 +412,27 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 			continue
 		}
 		d.lines[p] = k.Line
-		d.decode(val, v.Field(idx), p)
+		d.decode(val, v.FieldByIndex(idx), p)
 	}
 }
 
-func suggest(key string, fields map[string]int) string {
+// structFields maps a struct's keys to their fields' index paths; the keys
+// of a field tagged `yaml:",inline"` are the struct's own.
+func structFields(t reflect.Type, at []int, fields map[string][]int) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := strings.Split(f.Tag.Get("yaml"), ",")
+		idx := append(slices.Clone(at), i)
+		switch {
+		case len(tag) > 1 && tag[1] == "inline" && f.Type.Kind() == reflect.Struct:
+			structFields(f.Type, idx, fields)
+		case tag[0] != "" && tag[0] != "-":
+			fields[tag[0]] = idx
+		}
+	}
+}
+
+func suggest(key string, fields map[string][]int) string {
 	best, bestDist := "", 3
 	for f := range fields {
 		if dist := levenshtein(key, f); dist < bestDist || dist == bestDist && f < best {

@@ -34,6 +34,7 @@ func (c *Config) validate(d *decoder) Errors {
 	accounts := c.validateAccounts(bad)
 	c.validateFeedAndSync(bad)
 	c.validateSubscriptions(bad, accounts)
+	c.validatePresentation(bad)
 	c.validateAlerts(bad)
 	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Line < errs[j].Line })
 	return errs

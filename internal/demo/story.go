@@ -87,11 +87,13 @@ func runAttrs(r calsyncd.Run) []any {
 // deferred without an error; and the next run picking the rest up.
 func (s *Story) Run(ctx context.Context) error {
 	s.say("first_sync", "first sync: every event of every feed is created (large feeds log their progress)")
+	first := map[string]calsyncd.Run{}
 	for _, sub := range s.Subscriptions {
 		r, err := s.sync(ctx, sub.ID)
 		if err != nil {
 			return err
 		}
+		first[sub.ID] = r
 		s.say("first_sync", fmt.Sprintf("%s: %d events written to %s", sub.ID, r.Created, sub.Calendar),
 			append([]any{"subscription", sub.ID}, runAttrs(r)...)...)
 	}
@@ -101,6 +103,11 @@ func (s *Story) Run(ctx context.Context) error {
 	}
 	if err := s.weeklySync(team); err != nil {
 		return err
+	}
+	if community, err := s.sub("community"); err == nil {
+		if err := s.filtered(community, first[community.ID]); err != nil {
+			return err
+		}
 	}
 	if err := s.change(ctx, team); err != nil {
 		return err
@@ -225,4 +232,34 @@ func removeEvent(body, marker string) string {
 		end++
 	}
 	return body[:start] + body[end:]
+}
+
+// CommunityTitle and CommunityColor are how the demo presents the
+// community feed: only its meetups and conferences, none called off,
+// prefixed and coloured peacock (Google's colour 7).
+const (
+	CommunityTitle = "[Go] {summary}"
+	CommunityColor = "peacock"
+)
+
+// filtered tells (and checks) what the community feed's filters and
+// presentation made of it: the kept events only, each prefixed and
+// coloured.
+func (s *Story) filtered(community config.Subscription, r calsyncd.Run) error {
+	var shown []string
+	for _, ev := range s.Fake.Events(community.Calendar) {
+		if ev.Status == "cancelled" {
+			continue
+		}
+		if !strings.HasPrefix(ev.Summary, "[Go] ") || ev.ColorId != "7" {
+			return fmt.Errorf("demo: the community event %q has colour %q, want the [Go] prefix and peacock (7)", ev.Summary, ev.ColorId)
+		}
+		shown = append(shown, ev.Summary)
+	}
+	if len(shown) != 3 || r.Filtered != 4 {
+		return fmt.Errorf("demo: the community calendar shows %q with %d events filtered out, want 3 shown and 4 out", shown, r.Filtered)
+	}
+	s.say("filters", fmt.Sprintf("community: its filters keep %d of the feed's events (meetups and conferences, none called off) and leave out %d; Google shows them as %q, coloured %s",
+		len(shown), r.Filtered, shown, CommunityColor), "subscription", community.ID, "filtered", r.Filtered)
+	return nil
 }

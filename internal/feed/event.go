@@ -76,6 +76,15 @@ type Event struct {
 	Series   *Series
 	Sequence int
 
+	// Details is what the feed says of the event beyond what Google shows,
+	// for a subscription's filters and reminders; nil when it says none of
+	// it.
+	Details *Details
+	// Style is how a subscription presents the event beyond the feed's
+	// text (colour, reminders), set by the render stage; nil when the
+	// subscription sets neither.
+	Style *Style
+
 	// Hash is the content hash of what Google shows of the event (Shown),
 	// so DTSTAMP, SEQUENCE and property order never change it.
 	Hash string
@@ -96,4 +105,59 @@ func (e *Event) SetSeries(s *Series) {
 	if s != nil {
 		e.Recurrence = s.Lines()
 	}
+}
+
+// Details are the feed's categories, an unusual CLASS and its alarms.
+type Details struct {
+	// Categories are CATEGORIES' values, in feed order, trimmed.
+	Categories []string
+	// Class is CLASS when it is none of PUBLIC, PRIVATE and CONFIDENTIAL
+	// (Visibility says those), upper-cased.
+	Class string
+	// Alarms are the VALARMs with a relative trigger, as Google's
+	// reminders can hold them.
+	Alarms []Alarm
+	// AbsoluteAlarms counts the VALARMs with an absolute trigger (a date
+	// and time): Google's reminders are relative, so they are skipped.
+	AbsoluteAlarms int
+}
+
+// Alarm is a VALARM with a relative trigger.
+type Alarm struct {
+	// Action is DISPLAY, AUDIO, EMAIL or another value, upper-cased.
+	Action string
+	// Before is how long before the event's start it rings (negative:
+	// after the start), whether the trigger was related to the start or
+	// the end.
+	Before time.Duration
+}
+
+// Style is what a subscription adds to what Google shows.
+type Style struct {
+	// ColorID is Google's event colour, "1" to "11" ("" leaves it alone).
+	ColorID string
+	// Reminders are the event's reminders (nil leaves them alone).
+	Reminders *Reminders
+}
+
+// Reminders are an event's reminders, in Google's terms: the calendar's
+// default ones, or the overrides (none at all when UseDefault is false and
+// there are no overrides).
+type Reminders struct {
+	UseDefault bool
+	Overrides  []Reminder
+}
+
+// Reminder is one of Google's reminder overrides.
+type Reminder struct {
+	Method  string // popup or email
+	Minutes int    // before the start
+}
+
+// Categories are the event's categories (none: nil).
+func (e *Event) Categories() []string {
+	if e.Details == nil {
+		return nil
+	}
+	return e.Details.Categories
 }

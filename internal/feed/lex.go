@@ -330,14 +330,24 @@ type lexer struct {
 }
 
 // eventProperties are the VEVENT properties normalisation reads. The rest
-// (ATTENDEE, X- properties, VALARMs) never reach golang-ical: that halves
-// its work on real feeds and removes what it most often chokes on.
+// (ATTENDEE, X- properties, components other than VALARM) never reach
+// golang-ical: that halves its work on real feeds and removes what it most
+// often chokes on.
 var eventProperties = map[string]bool{
 	"UID": true, "DTSTART": true, "DTEND": true, "DURATION": true, "SUMMARY": true, "DESCRIPTION": true,
 	"LOCATION": true, "URL": true, "STATUS": true, "TRANSP": true, "CLASS": true, "SEQUENCE": true,
 	"RECURRENCE-ID": true, "LAST-MODIFIED": true, "DTSTAMP": true, "RRULE": true, "RDATE": true,
-	"EXDATE": true, "EXRULE": true,
+	"EXDATE": true, "EXRULE": true, "CATEGORIES": true,
 }
+
+// alarmProperties are the properties of a VEVENT's VALARM that reminders
+// read; its other properties and components are dropped.
+var alarmProperties = map[string]bool{"ACTION": true, "TRIGGER": true}
+
+// optional properties were added for the render stage (filters,
+// reminders): one golang-ical cannot read must not cost its event, so a
+// line of them whose parameters are not plain is dropped.
+func optional(name string) bool { return name == "CATEGORIES" || name == "ACTION" || name == "TRIGGER" }
 
 // ignoredComponents are top-level components an event sync never reads.
 var ignoredComponents = map[string]bool{"VTODO": true, "VJOURNAL": true, "VFREEBUSY": true, "VAVAILABILITY": true}
@@ -352,7 +362,10 @@ func (l *lexer) note(s string) {
 }
 
 func (l *lexer) begin(comp string) {
-	if l.skip == 0 && (len(l.stack) == 1 && ignoredComponents[comp] || len(l.stack) > 1 && l.stack[len(l.stack)-1] == "VEVENT") {
+	// A VEVENT keeps its VALARMs (for reminders), and nothing inside them.
+	inEvent := len(l.stack) > 1 && l.stack[len(l.stack)-1] == "VEVENT" && comp != "VALARM"
+	inAlarm := l.inEventAlarm()
+	if l.skip == 0 && (len(l.stack) == 1 && ignoredComponents[comp] || inEvent || inAlarm) {
 		l.skip = len(l.stack) + 1
 	}
 	l.stack = append(l.stack, comp)
@@ -374,6 +387,13 @@ func (l *lexer) end() {
 		return
 	}
 	l.out.end(comp)
+}
+
+// inEventAlarm reports whether the innermost open component is a VEVENT's
+// VALARM.
+func (l *lexer) inEventAlarm() bool {
+	n := len(l.stack)
+	return n > 2 && l.stack[n-1] == "VALARM" && l.stack[n-2] == "VEVENT"
 }
 
 // line handles one repaired line, whose name is info.
@@ -404,7 +424,13 @@ func (l *lexer) line(line []byte, no int, info *nameInfo) {
 		}
 		return
 	}
-	if l.skip > 0 || l.stack[len(l.stack)-1] == "VEVENT" && !info.event {
+	if l.skip > 0 {
+		return
+	}
+	switch top := l.stack[len(l.stack)-1]; {
+	case top == "VEVENT" && !info.event:
+		return
+	case top == "VALARM" && !info.alarm && l.inEventAlarm():
 		return
 	}
 	if !known {
@@ -413,6 +439,9 @@ func (l *lexer) line(line []byte, no int, info *nameInfo) {
 	fixed, ok := fixParams(rest)
 	if !ok {
 		l.note(fmt.Sprintf("line %d: %s has no value, ignored", no, name))
+		return
+	}
+	if len(l.stack) > 1 && optional(name) && fixed[0] == ';' && paramsEnd(fixed) < 0 {
 		return
 	}
 	l.out.prop(name, fixed)

@@ -6,6 +6,7 @@ type nameInfo struct {
 	name  string
 	known bool // knownProperty: a name RFC 5545 or RFC 7986 defines
 	event bool // eventProperties: kept in a VEVENT
+	alarm bool // alarmProperties: kept in a VEVENT's VALARM
 	free  bool // freeText: raw newlines after it are text
 }
 
@@ -19,7 +20,7 @@ var nameTable [1024]*nameInfo
 
 func init() {
 	add := func(n string) {
-		info := &nameInfo{name: n, known: knownProperty[n], event: eventProperties[n], free: freeText[n]}
+		info := &nameInfo{name: n, known: knownProperty[n], event: eventProperties[n], alarm: alarmProperties[n], free: freeText[n]}
 		h := nameHash(n)
 		for i := h; ; i++ {
 			slot := &nameTable[i%uint32(len(nameTable))]
@@ -32,7 +33,7 @@ func init() {
 			}
 		}
 	}
-	for _, set := range []map[string]bool{knownProperty, eventProperties, freeText, eventLike, ignoredComponents} {
+	for _, set := range []map[string]bool{knownProperty, eventProperties, alarmProperties, freeText, eventLike, ignoredComponents} {
 		for n := range set {
 			add(n)
 		}

@@ -58,6 +58,10 @@ type rawEvent struct {
 	rdate  []*ical.IANAProperty
 	exrule bool
 	err    error
+	// categories are the CATEGORIES lines; subs the VEVENT's components
+	// (its VALARMs).
+	categories []*ical.IANAProperty
+	subs       []ical.Component
 }
 
 func (r *rawEvent) text(k propKey) string {
@@ -70,7 +74,7 @@ func (r *rawEvent) text(k propKey) string {
 // extract sorts a VEVENT's properties into r (reused: its lists keep
 // their room) and notes the years its TZIDs are used in.
 func (p *parser) extract(r *rawEvent, props []ical.IANAProperty, index int) {
-	*r = rawEvent{index: index, rrules: r.rrules[:0], exdate: r.exdate[:0], rdate: r.rdate[:0]}
+	*r = rawEvent{index: index, rrules: r.rrules[:0], exdate: r.exdate[:0], rdate: r.rdate[:0], categories: r.categories[:0]}
 	for i := range props {
 		pr := &props[i]
 		name := pr.IANAToken
@@ -108,6 +112,8 @@ func (p *parser) extract(r *rawEvent, props []ical.IANAProperty, index int) {
 			p.noteYear(pr)
 		case "EXRULE":
 			r.exrule = true
+		case "CATEGORIES":
+			r.categories = append(r.categories, pr)
 		}
 	}
 }
@@ -179,13 +185,16 @@ func (p *parser) normalise(r *rawEvent) (Event, *series, error) {
 	if strings.EqualFold(strings.TrimSpace(r.text(pTransp)), "TRANSPARENT") {
 		ev.Transparency = TransparencyTransparent
 	}
-	switch strings.ToUpper(strings.TrimSpace(r.text(pClass))) {
+	class := ""
+	switch c := strings.ToUpper(strings.TrimSpace(r.text(pClass))); c {
 	case "PUBLIC":
 		ev.Visibility = VisibilityPublic
 	case "PRIVATE":
 		ev.Visibility = VisibilityPrivate
 	case "CONFIDENTIAL":
 		ev.Visibility = VisibilityConfidential
+	default:
+		class = c
 	}
 	s.lastModified = stampOf(r.single[pLastModified])
 	s.stamp = stampOf(r.single[pDTStamp])
@@ -215,6 +224,9 @@ func (p *parser) normalise(r *rawEvent) (Event, *series, error) {
 	}
 	if err := p.recurrence(&ev, r); err != nil {
 		return ev, nil, err
+	}
+	if class != "" || len(r.categories) > 0 || len(r.subs) > 0 {
+		ev.Details = details(&ev, r, class)
 	}
 	return ev, s, nil
 }

@@ -190,6 +190,7 @@ func (p *parser) run(comps []ical.Component) {
 		comps[i] = nil
 		index++
 		p.extract(&raw, c.Properties, index)
+		raw.subs = c.Components
 		if raw.err != nil {
 			p.warn(raw.uid, fmt.Sprintf("event %d%s skipped: %v", raw.index, quoteSummary(raw.text(pSummary)), raw.err))
 			continue

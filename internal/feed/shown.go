@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Shown is what Google shows of an event: every field a person sees, in
@@ -26,13 +27,21 @@ type Shown struct {
 	Visibility   string
 	// Recurrence are the rule lines of a series, as Google takes them.
 	Recurrence []string
+	// ColorID and Reminders are the subscription's (Style): "" and nil
+	// leave Google's (a person's own) as they are.
+	ColorID   string
+	Reminders *Reminders
 }
 
 // Shown is what Google shows of e.
 func (e *Event) Shown() Shown {
-	return Shown{Summary: e.Summary, Description: e.Description, Location: e.Location, URL: e.URL,
+	s := Shown{Summary: e.Summary, Description: e.Description, Location: e.Location, URL: e.URL,
 		Start: e.Start, End: e.End, Status: e.Status, Transparency: e.Transparency, Visibility: e.Visibility,
 		Recurrence: e.Recurrence}
+	if e.Style != nil {
+		s.ColorID, s.Reminders = e.Style.ColorID, e.Style.Reminders
+	}
+	return s
 }
 
 // IsRecurring reports whether what is shown is a series.
@@ -85,6 +94,14 @@ func (s Shown) hash(thisAndFuture bool) string {
 	if thisAndFuture {
 		w("thisandfuture")
 	}
+	// Colour and reminders count only when set, so an event whose
+	// subscription sets neither hashes as it always did.
+	if s.ColorID != "" {
+		w("color=" + s.ColorID)
+	}
+	if r := s.Reminders; r != nil {
+		w("reminders=" + r.String())
+	}
 	rec := s.Recurrence
 	if !slices.IsSorted(rec) {
 		rec = slices.Sorted(slices.Values(rec))
@@ -96,4 +113,22 @@ func (s Shown) hash(thisAndFuture bool) string {
 	var out [32]byte
 	hex.Encode(out[:], sum[:16])
 	return string(out[:])
+}
+
+// String is the reminders as the hash takes them: "default", then each
+// override as "method:minutes", joined by ","; "" for none at all.
+func (r *Reminders) String() string {
+	var b strings.Builder
+	if r.UseDefault {
+		b.WriteString("default")
+	}
+	for i, o := range r.Overrides {
+		if i > 0 || r.UseDefault {
+			b.WriteByte(',')
+		}
+		b.WriteString(o.Method)
+		b.WriteByte(':')
+		b.WriteString(strconv.Itoa(o.Minutes))
+	}
+	return b.String()
 }

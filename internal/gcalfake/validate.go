@@ -63,7 +63,7 @@ func validateEvent(ev *calendar.Event) *APIError {
 	default:
 		return errInvalid("Invalid value for: Invalid visibility.")
 	}
-	return nil
+	return validatePresentation(ev)
 }
 
 func parseEventTime(t *calendar.EventDateTime, which string) (time.Time, *APIError) {

@@ -10,6 +10,7 @@ package gcalwriter
 import (
 	"net/url"
 	"slices"
+	"strconv"
 	"time"
 
 	calendar "google.golang.org/api/calendar/v3"
@@ -59,6 +60,8 @@ func fromShown(s feed.Shown) *calendar.Event {
 		Transparency: s.Transparency,
 		Visibility:   s.Visibility,
 		Recurrence:   s.Recurrence,
+		ColorId:      s.ColorID,
+		Reminders:    reminders(s.Reminders),
 	}
 	if u, err := url.Parse(s.URL); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
 		title := s.Summary
@@ -128,14 +131,29 @@ func OwnedHash(ev *calendar.Event) string {
 	return ev.ExtendedProperties.Private[PropHash]
 }
 
+// reminders is Google's form of a subscription's reminders (nil: the
+// subscription leaves them alone). useDefault is always sent: false is
+// what "none" and a list mean.
+func reminders(r *feed.Reminders) *calendar.EventReminders {
+	if r == nil {
+		return nil
+	}
+	out := &calendar.EventReminders{UseDefault: r.UseDefault, ForceSendFields: []string{"UseDefault"}}
+	for _, o := range r.Overrides {
+		out.Overrides = append(out.Overrides, &calendar.EventReminder{Method: o.Method, Minutes: int64(o.Minutes), ForceSendFields: []string{"Minutes"}})
+	}
+	return out
+}
+
 // personalFields copies what a person may have set on our event (their own
 // reminders and colour) into the event we are about to write, so a feed
-// update does not undo them.
+// update does not undo them — unless the subscription sets that field
+// itself (color, reminders): then ours win.
 func personalFields(dst, theirs *calendar.Event) {
-	if theirs.Reminders != nil {
+	if theirs.Reminders != nil && dst.Reminders == nil {
 		dst.Reminders = theirs.Reminders
 	}
-	if theirs.ColorId != "" {
+	if theirs.ColorId != "" && dst.ColorId == "" {
 		dst.ColorId = theirs.ColorId
 	}
 }
@@ -154,7 +172,25 @@ func SameContent(want, got *calendar.Event) bool {
 		or(got.Status, "confirmed") == or(want.Status, "confirmed") &&
 		or(got.Transparency, "opaque") == or(want.Transparency, "opaque") &&
 		or(got.Visibility, "default") == or(want.Visibility, "default") &&
-		sameSource(want.Source, got.Source)
+		sameSource(want.Source, got.Source) &&
+		(want.ColorId == "" || got.ColorId == want.ColorId) &&
+		(want.Reminders == nil || sameReminders(want.Reminders, got.Reminders))
+}
+
+// sameReminders: the same default flag and overrides, in any order.
+func sameReminders(want, got *calendar.EventReminders) bool {
+	if got == nil {
+		return false
+	}
+	key := func(rs []*calendar.EventReminder) []string {
+		out := make([]string, len(rs))
+		for i, r := range rs {
+			out[i] = r.Method + ":" + strconv.FormatInt(r.Minutes, 10)
+		}
+		slices.Sort(out)
+		return out
+	}
+	return want.UseDefault == got.UseDefault && slices.Equal(key(want.Overrides), key(got.Overrides))
 }
 
 func or(v, def string) string {

@@ -66,6 +66,9 @@ func persistError(br *batchRun, op diff.Op, err error) *unrecordedError {
 }
 
 func (w *Writer) saved(br *batchRun, op diff.Op, m calsyncd.Mapping) error {
+	if op.Event != nil {
+		m.Fields = op.Event.Shown().Digest()
+	}
 	if op.Event != nil && !op.Event.IsRecurring() {
 		// A series' end needs its rule expanded; unknown keeps it in the
 		// window, which only errs on the side of deleting as the feed says.

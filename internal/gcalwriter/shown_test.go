@@ -27,7 +27,13 @@ func TestEveryShownFieldReachesGoogleAndTheHash(t *testing.T) {
 			ev := base
 			f := reflect.ValueOf(&ev).Elem().FieldByName(name)
 			if !f.IsValid() {
-				t.Fatalf("feed.Event has no field %s: Shown must be the event's own fields", name)
+				// What a subscription adds (colour, reminders) is the
+				// event's Style.
+				ev.Style = &feed.Style{}
+				f = reflect.ValueOf(ev.Style).Elem().FieldByName(name)
+			}
+			if !f.IsValid() {
+				t.Fatalf("neither feed.Event nor feed.Style has a field %s: Shown must be the event's own fields", name)
 			}
 			switch v := f.Addr().Interface().(type) {
 			case *string:
@@ -36,6 +42,8 @@ func TestEveryShownFieldReachesGoogleAndTheHash(t *testing.T) {
 				v.T = v.T.Add(time.Hour)
 			case *[]string:
 				*v = append(*v, "RRULE:FREQ=DAILY;COUNT=3")
+			case **feed.Reminders:
+				*v = &feed.Reminders{Overrides: []feed.Reminder{{Method: "popup", Minutes: 10}}}
 			default:
 				t.Fatalf("no change known for a %s field", f.Type())
 			}

@@ -27,6 +27,7 @@ type Metrics struct {
 	fetches       *prometheus.CounterVec
 	spacing       *prometheus.GaugeVec
 	throttleUntil *prometheus.GaugeVec
+	filtered      *prometheus.CounterVec
 
 	alertsOnce sync.Once
 	alerts     *prometheus.CounterVec
@@ -72,8 +73,12 @@ func NewMetrics() *Metrics {
 		Name: "calsyncd_throttle_window_until_seconds",
 		Help: "Unix time until which the account's throttle window defers writes (0 when open).",
 	}, []string{"account"})
+	m.filtered = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "calsyncd_events_filtered_total",
+		Help: "Feed events the subscription's filters excluded, counted on every run that read the feed.",
+	}, []string{"subscription"})
 	m.reg.MustRegister(m.writes, m.deferred, m.responses, m.retries, m.syncDuration, m.runs, m.fetches, m.spacing,
-		m.throttleUntil, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		m.throttleUntil, m.filtered, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
@@ -95,6 +100,11 @@ func (m *Metrics) FeedFetched(subscription, result string) {
 func (m *Metrics) RunFinished(subscription string, outcome calsyncd.Outcome, state calsyncd.State, d time.Duration) {
 	m.runs.WithLabelValues(subscription, string(outcome)).Inc()
 	m.syncDuration.WithLabelValues(subscription).Observe(d.Seconds())
+}
+
+// EventsFiltered counts the events a run's filters excluded.
+func (m *Metrics) EventsFiltered(subscription string, n int) {
+	m.filtered.WithLabelValues(subscription).Add(float64(n))
 }
 
 // WriteDone counts one write's outcome.

@@ -145,7 +145,7 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 <td><span class="state {{lower .State}}">{{.State}}</span>{{if .ConsecutiveErrors}}<br><small>{{.ConsecutiveErrors}} failed in a row</small>{{end}}</td>
 {{with .LastRun}}<td class="when">{{when .FinishedAt}}<br><small>{{.Outcome}}</small></td><td class="num">{{.Created}} / {{.Updated}} / {{.Deleted}}</td><td class="num">{{.Deferred}}</td><td class="num">{{.Failed}}</td><td class="num">{{.Rejected}}</td>
 {{else}}<td>never</td><td class="num">—</td><td class="num">—</td><td class="num">—</td><td class="num">—</td>{{end}}
-<td class="num">{{.EventsMapped}}</td>
+<td class="num">{{.EventsMapped}}{{if .EventsFiltered}}<br><small>{{.EventsFiltered}} filtered out</small>{{end}}</td>
 <td class="when">{{when .NextRun}}</td>
 <td><svg role="img" aria-label="last runs of {{.ID}}" width="{{.Width}}" height="{{.Height}}" viewBox="0 0 {{.Width}} {{.Height}}">
 <line x1="0" y1="{{.Height}}" x2="{{.Width}}" y2="{{.Height}}"/>

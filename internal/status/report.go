@@ -66,6 +66,9 @@ type Subscription struct {
 	Notes             []string       `json:"notes"`
 	// History is the last runs, oldest first, for the chart.
 	History []Run `json:"-"`
+	// EventsFiltered is how many of the feed's events the filters
+	// excluded the last time a run read the feed.
+	EventsFiltered int `json:"events_filtered"`
 }
 
 // Run is one run's summary.
@@ -82,6 +85,8 @@ type Run struct {
 	Failed      int              `json:"failed"`
 	Rejected    int              `json:"rejected"`
 	HeldDeletes int              `json:"held_deletes"`
+	// Filtered is how many events the filters excluded in this run.
+	Filtered int `json:"filtered"`
 }
 
 // Writes is the number of successful writes of the run.
@@ -193,6 +198,7 @@ func subscriptionStatus(ctx context.Context, src Source, cfg *config.Config, sch
 func fromStore(ctx context.Context, src Source, s *Subscription, st calsyncd.SubscriptionState) error {
 	s.Calendar, s.Account, s.State = st.Calendar, st.Account, st.State
 	s.ConsecutiveErrors, s.HeldDeletes = st.ConsecutiveErrors, st.HeldDeletes
+	s.EventsFiltered = st.Filtered
 	s.Notes = append(s.Notes, st.Notes...)
 	if st.LastErrorClass != "" {
 		s.LastError = &ErrorReport{Class: st.LastErrorClass, Message: Explain(st.LastErrorClass), Detail: st.LastError}
@@ -284,7 +290,8 @@ func accountStatus(ctx context.Context, src Source, cfg *config.Config, pacers [
 // RunOf is a stored run as status shows it.
 func RunOf(r calsyncd.Run) Run {
 	out := Run{ID: r.ID, StartedAt: r.StartedAt, Outcome: r.Outcome, Created: r.Created, Updated: r.Updated, Deleted: r.Deleted,
-		Unchanged: r.Unchanged, Deferred: r.Deferred, Failed: r.Failed, Rejected: r.Rejected, HeldDeletes: r.HeldDeletes}
+		Unchanged: r.Unchanged, Deferred: r.Deferred, Failed: r.Failed, Rejected: r.Rejected, HeldDeletes: r.HeldDeletes,
+		Filtered: r.Filtered}
 	if !r.FinishedAt.IsZero() {
 		t := r.FinishedAt
 		out.FinishedAt = &t

@@ -56,13 +56,13 @@ func fixture(t *testing.T) (*store.Store, *config.Config) {
 			outcome, deferred = calsyncd.OutcomeDeferred, 40
 		}
 		if err := st.FinishRun(ctx, calsyncd.Run{ID: id, FinishedAt: now.Add(90 * time.Second), Outcome: outcome,
-			Created: 10 * i, Updated: 2, Unchanged: 100, Deferred: deferred}); err != nil {
+			Created: 10 * i, Updated: 2, Unchanged: 100, Deferred: deferred, Filtered: i}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	now = t0
 	team, _ := st.Subscription(ctx, "team")
-	team.HeldDeletes, team.GuardRuns = 12, 1
+	team.HeldDeletes, team.GuardRuns, team.Filtered = 12, 1, 4
 	if err := st.SaveSubscription(ctx, team); err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +273,7 @@ func TestStatusPage(t *testing.T) {
 		t.Fatalf("page: %d", code)
 	}
 	for _, want := range []string{`id="sub-team"`, `id="sub-holidays"`, "<svg", `class="d"`, "12 deletes held", "ERROR",
-		"https://calendar.example.com/…"} {
+		"https://calendar.example.com/…", "4 filtered out"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("page lacks %q", want)
 		}
@@ -300,7 +300,7 @@ func TestWriteTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, want := range []string{"SUBSCRIPTION", "team", "holidays", "ERROR", "feed_rejected", "rejected by Google", "rate_limited", "400ms", "node-a/4242/beef"} {
+	for _, want := range []string{"SUBSCRIPTION", "FILTERED", "team", "holidays", "ERROR", "feed_rejected", "rejected by Google", "rate_limited", "400ms", "node-a/4242/beef"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}

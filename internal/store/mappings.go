@@ -9,7 +9,7 @@ import (
 
 // Mappings loads every mapping of a subscription.
 func (s *Store) Mappings(ctx context.Context, subscriptionID string) ([]calsyncd.Mapping, error) {
-	rows, err := s.query(ctx, `SELECT uid, recurrence_id, event_id, generation, hash, etag, ends_at, created_at, updated_at
+	rows, err := s.query(ctx, `SELECT uid, recurrence_id, event_id, generation, hash, etag, ends_at, fields, created_at, updated_at
 		FROM mappings WHERE subscription_id = ? ORDER BY uid, recurrence_id`, subscriptionID)
 	if err != nil {
 		return nil, fmt.Errorf("store: load mappings of %s: %w", subscriptionID, err)
@@ -21,7 +21,7 @@ func (s *Store) Mappings(ctx context.Context, subscriptionID string) ([]calsyncd
 			m                      calsyncd.Mapping
 			ends, created, updated int64
 		)
-		if err := rows.Scan(&m.Key.UID, &m.Key.RecurrenceID, &m.EventID, &m.Generation, &m.Hash, &m.ETag, &ends, &created, &updated); err != nil {
+		if err := rows.Scan(&m.Key.UID, &m.Key.RecurrenceID, &m.EventID, &m.Generation, &m.Hash, &m.ETag, &ends, &m.Fields, &created, &updated); err != nil {
 			return nil, fmt.Errorf("store: load mappings of %s: %w", subscriptionID, err)
 		}
 		m.EndsAt, m.CreatedAt, m.UpdatedAt = fromMS(ends), fromMS(created), fromMS(updated)
@@ -53,12 +53,12 @@ func (s *Store) DeleteMappings(ctx context.Context, subscriptionID string) error
 // successful write, so a crash forgets nothing that Google has.
 func (s *Store) PutMapping(ctx context.Context, subscriptionID string, m calsyncd.Mapping) error {
 	now := ms(s.Now())
-	_, err := s.exec(ctx, `INSERT INTO mappings (subscription_id, uid, recurrence_id, event_id, generation, hash, etag, ends_at, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	_, err := s.exec(ctx, `INSERT INTO mappings (subscription_id, uid, recurrence_id, event_id, generation, hash, etag, ends_at, fields, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (subscription_id, uid, recurrence_id) DO UPDATE SET
 			event_id = excluded.event_id, generation = excluded.generation, hash = excluded.hash,
-			etag = excluded.etag, ends_at = excluded.ends_at, updated_at = excluded.updated_at`,
-		subscriptionID, m.Key.UID, m.Key.RecurrenceID, m.EventID, m.Generation, m.Hash, m.ETag, ms(m.EndsAt), now, now)
+			etag = excluded.etag, ends_at = excluded.ends_at, fields = excluded.fields, updated_at = excluded.updated_at`,
+		subscriptionID, m.Key.UID, m.Key.RecurrenceID, m.EventID, m.Generation, m.Hash, m.ETag, ms(m.EndsAt), m.Fields, now, now)
 	if err != nil {
 		return fmt.Errorf("store: save mapping %s/%s: %w", subscriptionID, m.Key, err)
 	}

@@ -145,10 +145,16 @@ func (s *Store) migrate(ctx context.Context) error {
 		}
 	}
 	sort.Strings(names)
-	for _, name := range names {
+	for i, name := range names {
 		version, err := strconv.Atoi(strings.SplitN(name, "_", 2)[0])
 		if err != nil {
 			return fmt.Errorf("store: migration %s: name must start with a number", name)
+		}
+		// Versions run 1, 2, 3… without gaps or twins: two branches that
+		// each added "their" next migration must not merge into one that
+		// silently skips the second.
+		if version != i+1 {
+			return fmt.Errorf("store: migration %s: want version %d (migrations are numbered 1, 2, 3… once each)", name, i+1)
 		}
 		if err := s.applyMigration(ctx, dir+"/"+name, version); err != nil {
 			return err

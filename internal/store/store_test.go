@@ -3,6 +3,9 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -31,7 +34,7 @@ func TestMigrationsAreAppliedOnce(t *testing.T) {
 }
 
 // latestMigration is the number of the newest file in migrations/<driver>.
-const latestMigration = 4
+const latestMigration = 5
 
 // Replicas starting at once must not trip over each other's migrations.
 func TestConcurrentOpensMigrateOnce(t *testing.T) {
@@ -237,4 +240,20 @@ func TestAccountThrottleMemory(t *testing.T) {
 			t.Fatalf("accounts = %v, %v", all, err)
 		}
 	})
+}
+
+// TestMigrationsAreNumberedOnceEach keeps two branches' "next" migrations
+// from merging into a schema that silently skips one of them.
+func TestMigrationsAreNumberedOnceEach(t *testing.T) {
+	for _, driver := range []string{"sqlite", "postgres"} {
+		entries, err := os.ReadDir(filepath.Join("migrations", driver))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, e := range entries {
+			if want := fmt.Sprintf("%04d_", i+1); !strings.HasPrefix(e.Name(), want) {
+				t.Errorf("%s/%s: want the prefix %s (numbered once each, no gaps)", driver, e.Name(), want)
+			}
+		}
+	}
 }

@@ -12,7 +12,7 @@ import (
 )
 
 const subscriptionColumns = `id, calendar, account, state, consecutive_errors, last_error_class, last_error,
-	etag, last_modified, body_hash, fetch_not_before, guard_runs, held_deletes, last_reconcile_at,
+	etag, last_modified, body_hash, render_policy, filtered, fetch_not_before, guard_runs, held_deletes, last_reconcile_at,
 	next_run_at, notes, created_at, updated_at, guard_peak, guard_peak_at, vacating, feed_throttled_since`
 
 // EnsureSubscription creates the subscription's row if it is new and
@@ -42,6 +42,17 @@ func (s *Store) Subscription(ctx context.Context, id string) (calsyncd.Subscript
 		return calsyncd.SubscriptionState{}, fmt.Errorf("store: load subscription %s: %w", id, err)
 	}
 	return st, nil
+}
+
+// LookupSubscription loads one subscription's state, reporting whether the
+// database knows it; unlike EnsureSubscription it writes nothing (a
+// dry-run reads with it).
+func (s *Store) LookupSubscription(ctx context.Context, id string) (calsyncd.SubscriptionState, bool, error) {
+	st, err := s.Subscription(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return calsyncd.SubscriptionState{}, false, nil
+	}
+	return st, err == nil, err
 }
 
 // Subscriptions lists every subscription the database knows, by id.
@@ -85,12 +96,12 @@ func (s *Store) SaveSubscription(ctx context.Context, st calsyncd.SubscriptionSt
 		vacating = string(b)
 	}
 	res, err := s.exec(ctx, `UPDATE subscriptions SET calendar = ?, account = ?, state = ?, consecutive_errors = ?,
-		last_error_class = ?, last_error = ?, etag = ?, last_modified = ?, body_hash = ?, fetch_not_before = ?,
+		last_error_class = ?, last_error = ?, etag = ?, last_modified = ?, body_hash = ?, render_policy = ?, filtered = ?, fetch_not_before = ?,
 		guard_runs = ?, held_deletes = ?, last_reconcile_at = ?, notes = ?, updated_at = ?,
 		guard_peak = ?, guard_peak_at = ?, vacating = ?, feed_throttled_since = ?
 		WHERE id = ?`,
 		st.Calendar, st.Account, string(st.State), st.ConsecutiveErrors, string(st.LastErrorClass), st.LastError,
-		st.ETag, st.LastModified, st.BodyHash, ms(st.FetchNotBefore), st.GuardRuns, st.HeldDeletes,
+		st.ETag, st.LastModified, st.BodyHash, st.RenderPolicy, st.Filtered, ms(st.FetchNotBefore), st.GuardRuns, st.HeldDeletes,
 		ms(st.LastReconcileAt), notes, ms(s.Now()),
 		st.GuardPeak, ms(st.GuardPeakAt), vacating, ms(st.FeedThrottledSince), st.ID)
 	if err != nil {
@@ -121,7 +132,7 @@ func scanSubscription(r scanner) (calsyncd.SubscriptionState, error) {
 		notes, vacating                               string
 	)
 	err := r.Scan(&st.ID, &st.Calendar, &st.Account, &st.State, &st.ConsecutiveErrors, &st.LastErrorClass,
-		&st.LastError, &st.ETag, &st.LastModified, &st.BodyHash, &fetchNB, &st.GuardRuns, &st.HeldDeletes,
+		&st.LastError, &st.ETag, &st.LastModified, &st.BodyHash, &st.RenderPolicy, &st.Filtered, &fetchNB, &st.GuardRuns, &st.HeldDeletes,
 		&reconcile, &nextRun, &notes, &created, &updated, &st.GuardPeak, &peakAt, &vacating, &throttled)
 	if err != nil {
 		return st, err

@@ -61,7 +61,7 @@ func move(p pass) pass {
 // move; a run that ends before this point leaves the subscription where
 // it was, and the next run moves it again.
 func (r *Runner) letGo(ctx context.Context, p pass) pass {
-	if p.movedFrom == nil || p.moveApplied {
+	if p.movedFrom == nil || p.moveApplied || p.dryRun {
 		return p
 	}
 	if err := r.Store.DeleteMappings(context.WithoutCancel(ctx), p.sub.ID); err != nil {

@@ -198,3 +198,27 @@ func TestPruneVacatesTheCalendarsLeftBehind(t *testing.T) {
 		t.Errorf("the calendar left behind still holds %d of our events after the prune", n)
 	}
 }
+
+// TestDryRunOfAMoveWritesNothing: a dry-run of a moved subscription shows
+// the mirror it would write into the new calendar and changes nothing.
+func TestDryRunOfAMoveWritesNothing(t *testing.T) {
+	h := newHarness(t, "")
+	h.fake.AddCalendar(movedCalendar, "UTC")
+	h.setFeed(weeklyFeed(8))
+	h.sync()
+	h.cfg.Subscriptions[0].Calendar = movedCalendar
+	before := totalWrites(h.writes())
+	pv, err := h.runner.Preview(t.Context(), h.cfg.Subscriptions[0], subscription.Options{})
+	if err != nil || pv.Err != nil {
+		t.Fatalf("Preview: %v %v", err, pv.Err)
+	}
+	if len(pv.Creates) != 8 || len(pv.Deletes) != 0 {
+		t.Errorf("the dry-run would create %d and delete %d, want the 8 events created in the new calendar", len(pv.Creates), len(pv.Deletes))
+	}
+	if n, _ := h.store.CountMappings(t.Context(), "team"); n != 8 || totalWrites(h.writes()) != before {
+		t.Errorf("the dry-run changed something: %d mappings, %d writes", n, totalWrites(h.writes())-before)
+	}
+	if st, _ := h.store.Subscription(t.Context(), "team"); st.Calendar != testCalendar {
+		t.Errorf("the dry-run recorded the move: calendar %s", st.Calendar)
+	}
+}

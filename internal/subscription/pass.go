@@ -13,6 +13,7 @@ package subscription
 //	move       a changed calendar or account: mirror anew (move.go)
 //	fetch      conditional GET; not modified ⇒ settle
 //	parse      ICS ⇒ normalised events
+//	render     the subscription's filters and presentation (pure)
 //	account    the account's writer
 //	reconcile  when due: repair drift between Google and the mappings
 //	shape      the feed as Google holds it (pure)
@@ -25,8 +26,9 @@ package subscription
 // When Google refuses a series, apply hands the pass back for a second
 // round of shape → plan → guard → apply, in which the refusal (now a
 // rejection) makes shape write the series as single events, so nothing is
-// lost until the next run. See docs/architecture.md for the slots the next
-// stages take (render, dry-run, cost limits, alerts).
+// lost until the next run. A dry-run (Preview) stops after the first
+// guard: it writes nothing, to Google or the store. See
+// docs/architecture.md for the slots the next stages take.
 
 import (
 	"context"
@@ -40,6 +42,7 @@ import (
 	"github.com/calsyncd/calsyncd/internal/feed"
 	"github.com/calsyncd/calsyncd/internal/fetch"
 	"github.com/calsyncd/calsyncd/internal/mapping"
+	"github.com/calsyncd/calsyncd/internal/render"
 )
 
 // pass is one sync as it moves through the stages.
@@ -55,6 +58,10 @@ type pass struct {
 	// firstSync: nothing mapped yet, so the writes are a backfill.
 	firstSync    bool
 	reconcileDue bool
+	// policy is the subscription's render policy; dryRun: the pass stops
+	// at the plan and writes nothing (Preview).
+	policy *render.Policy
+	dryRun bool
 
 	// fetch
 	resp *fetch.Response
@@ -66,6 +73,8 @@ type pass struct {
 	// parse
 	now time.Time // the time the feed is read at
 	cal *feed.Calendar
+	// render: what the filters took out and the alarms left behind
+	rendered render.Result
 	// account
 	writer Writer
 	// reconcile
@@ -90,6 +99,11 @@ type pass struct {
 	peak    int
 	peakAt  time.Time
 	planned PlanCounts // every round's plan, as guarded
+	// unguarded are the first round's deletes before the guard; filtered
+	// how many of them the filters caused.
+	unguarded []diff.Op
+	filtered  int
+
 	applied calsyncd.WriteResult
 	refused int // series Google refused, shaped again in the second round
 
@@ -143,6 +157,7 @@ func (r *Runner) run(ctx context.Context, p pass) pass {
 	if p = r.parse(p); p.over() {
 		return p
 	}
+	p = renderEvents(p)
 	if p = r.account(p); p.over() {
 		return p
 	}
@@ -155,7 +170,7 @@ func (r *Runner) run(ctx context.Context, p pass) pass {
 		return p
 	}
 	for p.round = 1; ; p.round++ {
-		if p = guard(plan(shape(p))); p.over() {
+		if p = guard(plan(shape(p))); p.over() || p.dryRun {
 			return p
 		}
 		if p = r.apply(ctx, p); p.over() || p.refused == 0 || p.round > 1 {
@@ -171,28 +186,42 @@ func (r *Runner) begin(ctx context.Context, sub config.Subscription, opts Option
 	if err != nil {
 		return pass{}, err
 	}
-	p := pass{sub: sub, cfg: r.config(), opts: opts, found: st,
-		log: r.log().With("subscription", sub.ID, "feed", config.RedactURL(sub.URL)),
-		run: calsyncd.Run{SubscriptionID: sub.ID, StartedAt: r.now()}}
+	p := r.newPass(sub, opts, st)
 	if p.run.ID, err = r.Store.StartRun(ctx, sub.ID, p.run.StartedAt); err != nil {
 		return pass{}, err
 	}
 	if opts.Started != nil {
 		opts.Started(p.run.ID)
 	}
-	if p.known.mappings, err = r.Store.Mappings(ctx, sub.ID); err != nil {
-		return p.stop(calsyncd.OutcomeFailed, err), nil
+	return r.readKnown(ctx, p), nil
+}
+
+func (r *Runner) newPass(sub config.Subscription, opts Options, st calsyncd.SubscriptionState) pass {
+	return pass{sub: sub, cfg: r.config(), opts: opts, found: st,
+		log: r.log().With("subscription", sub.ID, "feed", config.RedactURL(sub.URL)),
+		run: calsyncd.Run{SubscriptionID: sub.ID, StartedAt: r.now()}}
+}
+
+// readKnown reads the subscription's mappings and rejections, and its
+// render policy, and decides what the pass is: a backfill, a reconcile.
+func (r *Runner) readKnown(ctx context.Context, p pass) pass {
+	var err error
+	if p.policy, err = p.cfg.RenderPolicy(p.sub); err != nil {
+		return p.stop(calsyncd.OutcomeFailed, err)
 	}
-	if p.known.rejections, err = r.Store.Rejections(ctx, sub.ID); err != nil {
-		return p.stop(calsyncd.OutcomeFailed, err), nil
+	if p.known.mappings, err = r.Store.Mappings(ctx, p.sub.ID); err != nil {
+		return p.stop(calsyncd.OutcomeFailed, err)
+	}
+	if p.known.rejections, err = r.Store.Rejections(ctx, p.sub.ID); err != nil {
+		return p.stop(calsyncd.OutcomeFailed, err)
 	}
 	// A subscription's first sync is a backfill: it must not starve the
 	// small changes of the account's other subscriptions. It is also a
 	// reconcile, in case Google holds our events from a lost database.
 	p.firstSync = len(p.known.mappings) == 0
 	every := p.cfg.Sync.ReconcileInterval.D()
-	p.reconcileDue = opts.Reconcile || p.firstSync || (every > 0 && r.now().Sub(st.LastReconcileAt) >= every)
-	return p, nil
+	p.reconcileDue = p.opts.Reconcile || p.firstSync || (every > 0 && r.now().Sub(p.found.LastReconcileAt) >= every)
+	return p
 }
 
 // fetch gets the feed, conditionally: a feed unchanged since the last
@@ -203,9 +232,10 @@ func (r *Runner) fetch(ctx context.Context, p pass) pass {
 		req.BasicAuth = &fetch.BasicAuth{Username: a.Username, Password: a.Password}
 	}
 	// After a failure, fetch in full: a clean run must prove the whole
-	// pipeline works again. A reconcile needs the feed's events too, and
-	// so does a move until it is complete.
-	if p.found.ConsecutiveErrors == 0 && !p.reconcileDue && !p.moving() {
+	// pipeline works again. A reconcile needs the feed's events too, and so
+	// do a changed render policy, a dry-run and a move until it is complete.
+	full := p.reconcileDue || p.dryRun || p.policy.Fingerprint() != p.found.RenderPolicy || p.moving()
+	if p.found.ConsecutiveErrors == 0 && !full {
 		req.ETag, req.LastModified = p.found.ETag, p.found.LastModified
 	}
 	if p.opts.Scheduled && r.now().Before(p.found.FetchNotBefore) {
@@ -230,7 +260,7 @@ func (r *Runner) fetch(ctx context.Context, p pass) pass {
 	}
 	p.resp, p.feedAnswered = resp, true
 	unchanged := resp.NotModified || (resp.BodyHash != "" && resp.BodyHash == p.found.BodyHash && p.found.ConsecutiveErrors == 0)
-	if unchanged && !p.reconcileDue && !p.moving() {
+	if unchanged && !full {
 		r.observeFetch(p.sub.ID, "not_modified")
 		return p.stop(calsyncd.OutcomeNotModified, nil)
 	}
@@ -283,12 +313,16 @@ func (r *Runner) reconcile(ctx context.Context, p pass) pass {
 	p.repaired = &repaired{at: r.now(), adopted: len(repair.Adopt), refreshed: len(repair.Refresh), duplicates: len(repair.Duplicates)}
 	persistCtx := context.WithoutCancel(ctx)
 	for _, m := range append(repair.Adopt, repair.Refresh...) {
+		if p.dryRun {
+			p.known = p.known.put(m)
+			continue
+		}
 		if err := r.Store.PutMapping(persistCtx, p.sub.ID, m); err != nil {
 			return p.stop(calsyncd.OutcomeFailed, err)
 		}
 		p.known = p.known.put(m)
 	}
-	if len(repair.Duplicates) > 0 {
+	if len(repair.Duplicates) > 0 && !p.dryRun {
 		// The sweep records nothing (duplicateSweeper), and what it reports
 		// it deleted are copies: the mappings stay as they are.
 		res := p.writer.Apply(ctx, diff.Batch{SubscriptionID: p.sub.ID, CalendarID: p.sub.Calendar, Ops: repair.Duplicates}, duplicateSweeper{})
@@ -309,8 +343,10 @@ func (r *Runner) migrate(ctx context.Context, p pass) pass {
 			moves = append(moves, diff.Rekey{From: m, To: calsyncd.StandaloneKey(m.Key.UID, m.Key.Start())})
 		}
 	}
-	if err := r.rekey(ctx, p.sub.ID, moves); err != nil {
-		return p.stop(calsyncd.OutcomeFailed, err)
+	if !p.dryRun {
+		if err := r.rekey(ctx, p.sub.ID, moves); err != nil {
+			return p.stop(calsyncd.OutcomeFailed, err)
+		}
 	}
 	p.known = p.known.rekeyed(moves)
 	return p
@@ -356,6 +392,7 @@ func plan(p pass) pass {
 // diff.Guard); a second round follows the first round's verdict.
 func guard(p pass) pass {
 	if p.round == 1 {
+		p.unguarded, p.filtered = p.plan.Deletes, filteredDeletes(p.plan.Deletes, p.rendered.Excluded)
 		g, lim := p.cfg.Sync.DeleteGuard, p.cfg.EffectiveLimits(p.sub)
 		p.peak, p.peakAt = diff.NextPeak(p.found.GuardPeak, p.found.GuardPeakAt, p.mapped, p.now, g.Period.D())
 		p.plan, p.verdict = diff.Guard(p.plan, diff.GuardInput{Events: len(p.shaped.Events), Mapped: p.mapped, Peak: p.peak,
@@ -478,6 +515,7 @@ func (r *Runner) settle(ctx context.Context, p pass) (Report, error) {
 	}
 	if r.Observer != nil {
 		r.Observer.RunFinished(p.sub.ID, run.Outcome, next.State, run.FinishedAt.Sub(run.StartedAt))
+		r.observeFiltered(p.sub.ID, run.Filtered)
 	}
 	if r.Listener != nil {
 		r.Listener.Settled(p.settled(rep, next, e))

@@ -57,6 +57,7 @@ func (p pass) record(e ending) calsyncd.Run {
 	run.Created, run.Updated, run.Deleted = res.Created, res.Updated, res.Deleted
 	run.Deferred, run.Failed, run.Rejected = res.Deferred, res.Failed, res.Rejected
 	run.Unchanged, run.HeldDeletes = p.planned.Unchanged, p.verdict.Held
+	run.Filtered = len(p.rendered.Excluded)
 	if e.err != nil {
 		run.ErrorClass, run.Error = calsyncd.ClassOf(e.err), e.err.Error()
 	}
@@ -79,6 +80,7 @@ func (p pass) nextState(e ending) calsyncd.SubscriptionState {
 	}
 	if e.keep && p.resp != nil {
 		st.ETag, st.LastModified, st.BodyHash = p.resp.ETag, p.resp.LastModified, p.resp.BodyHash
+		st.RenderPolicy = p.policy.Fingerprint()
 	}
 	switch {
 	case e.outcome == calsyncd.OutcomeNotModified:
@@ -106,7 +108,11 @@ func (p pass) nextState(e ending) calsyncd.SubscriptionState {
 			st.Notes = append(st.Notes, unstableNote)
 		}
 	}
+	if p.cal != nil {
+		st.Filtered = len(p.rendered.Excluded)
+	}
 	if p.round > 0 {
+		p.renderNotes(&st)
 		st.Notes = withoutNotePrefix(st.Notes, diff.ExpansionNotePrefix)
 		if note := diff.ExpansionNote(p.shaped.Expanded); note != "" {
 			st.Notes = append(st.Notes, note)
@@ -220,7 +226,13 @@ func (p pass) findings(rep Report, e ending) (bool, []any) {
 		add(true, "unstable_uids", true, "new_uids", p.churn.New, "same_content", p.churn.Twins, "rekeyed", len(p.plan.Rekeys),
 			"hint", "the feed mints new UIDs on every fetch; set identity: content for this subscription")
 	}
-	if v := p.verdict; v.Held > 0 {
+	if n := len(p.rendered.Excluded); n > 0 {
+		add(false, "filtered", n)
+	}
+	if v := p.verdict; v.Held > 0 && p.filtered > 0 {
+		add(true, "guard_runs", v.Runs, "releases_after", p.cfg.Sync.DeleteGuard.ConfirmRuns, "mapped", p.mapped,
+			"held_by_filters", min(p.filtered, v.Held), "hint", p.filterHeldNote())
+	} else if v.Held > 0 {
 		add(true, "guard_runs", v.Runs, "releases_after", p.cfg.Sync.DeleteGuard.ConfirmRuns, "mapped", p.mapped,
 			"hint", "run `calsyncd sync --allow-deletes "+p.sub.ID+"` if the feed really lost these events")
 		if v.ByPeak {

@@ -21,6 +21,9 @@ func (p pass) settled(rep Report, next calsyncd.SubscriptionState, e ending) cal
 		HeldDeletes: next.HeldDeletes, Released: p.verdict.Released, ReleasedByOperator: p.verdict.Allowed,
 		CredentialsRefused: p.credentials(e),
 	}
+	if p.verdict.Held > 0 {
+		s.HeldByFilters = min(p.filtered, p.verdict.Held)
+	}
 	s.UsageLimited, s.UsageLimitedUntil = p.usageLimit(rep.Run.FinishedAt)
 	switch {
 	case p.feedThrottled(next):

@@ -1,0 +1,257 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	calsyncd "github.com/calsyncd/calsyncd"
+	"github.com/calsyncd/calsyncd/internal/config"
+	"github.com/calsyncd/calsyncd/internal/feed"
+	"github.com/calsyncd/calsyncd/internal/printable"
+	"github.com/calsyncd/calsyncd/internal/subscription"
+)
+
+// dryRun previews one sync of each subscription: the plan, printed,
+// nothing written to Google or to the state database. It takes no lock
+// or lease and hands nothing to a running daemon (a dry-run writes
+// nothing, so it runs here, beside it). It fails only when a subscription
+// could not be previewed.
+func (c *syncCommand) dryRun(ctx context.Context, cfg *config.Config, subs []config.Subscription, log *slog.Logger,
+	opts subscription.Options, asJSON bool) error {
+	cfg, cleanup, err := dryRunStore(cfg, c.m.Stderr)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	a, err := openApp(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	a.readOnly = true
+	previews := make([]subscription.Preview, len(subs))
+	failed := 0
+	for i, sub := range subs {
+		pv, err := a.runner.Preview(ctx, sub, opts)
+		if err != nil && pv.Err == nil {
+			pv.Err = err
+		}
+		if pv.Err != nil {
+			failed++
+		}
+		previews[i] = pv
+	}
+	if asJSON {
+		err = writePreviewJSON(c.m.Stdout, previews)
+	} else {
+		err = writePreviewText(c.m.Stdout, previews)
+	}
+	if err != nil {
+		return err
+	}
+	if failed > 0 {
+		return &exitError{code: 1, err: fmt.Errorf("%d of %d subscriptions could not be previewed", failed, len(subs))}
+	}
+	return nil
+}
+
+// dryRunStore makes sure a dry-run does not create the state database: a
+// SQLite file that does not exist yet (nothing was ever synced) is
+// previewed against an empty one in a temporary directory.
+func dryRunStore(cfg *config.Config, stderr io.Writer) (*config.Config, func(), error) {
+	if cfg.Store.Driver != "sqlite" {
+		return cfg, func() {}, nil
+	}
+	if _, err := os.Stat(cfg.DatabaseDSN()); err == nil || !os.IsNotExist(err) {
+		return cfg, func() {}, nil
+	}
+	dir, err := os.MkdirTemp("", "calsyncd-dry-run-")
+	if err != nil {
+		return nil, nil, err
+	}
+	fmt.Fprintln(stderr, "calsyncd: no state database yet: previewing every subscription's first sync")
+	tmp := *cfg
+	tmp.Store.DSN = filepath.Join(dir, "calsyncd.db")
+	return &tmp, func() { os.RemoveAll(dir) }, nil
+}
+
+// previewJSON is the JSON form of one subscription's preview; the schema
+// is in docs/operations.md.
+type previewJSON struct {
+	ID             string           `json:"id"`
+	Create         []changeJSON     `json:"create"`
+	Update         []changeJSON     `json:"update"`
+	Delete         []changeJSON     `json:"delete"`
+	HeldDeletes    int              `json:"held_deletes"`
+	Excluded       int              `json:"excluded"`
+	Held           []changeJSON     `json:"held"`
+	ExcludedEvents []changeJSON     `json:"excluded_events"`
+	Unchanged      int              `json:"unchanged"`
+	Rekeyed        int              `json:"rekeyed"`
+	Reconcile      *reconcileJSON   `json:"reconcile,omitempty"`
+	Warnings       int              `json:"feed_warnings"`
+	Error          *previewErrorRep `json:"error,omitempty"`
+}
+
+type changeJSON struct {
+	Summary      string   `json:"summary"`
+	Start        string   `json:"start,omitempty"`
+	UID          string   `json:"uid"`
+	RecurrenceID string   `json:"recurrence_id,omitempty"`
+	Fields       []string `json:"fields,omitempty"`
+	Reason       string   `json:"reason,omitempty"`
+}
+
+type reconcileJSON struct {
+	Adopted    int    `json:"adopted"`
+	Restoring  int    `json:"restoring"`
+	Duplicates int    `json:"duplicates"`
+	Skipped    string `json:"skipped,omitempty"`
+}
+
+type previewErrorRep struct {
+	Class   calsyncd.ErrorClass `json:"class"`
+	Message string              `json:"message"`
+}
+
+func toPreviewJSON(pv subscription.Preview) previewJSON {
+	changes := func(cs []subscription.Change, update bool) []changeJSON {
+		out := make([]changeJSON, 0, len(cs))
+		for _, c := range cs {
+			j := changeJSON{Summary: c.Summary, Start: startJSON(c.Start), UID: c.Key.UID, RecurrenceID: c.Key.RecurrenceID, Reason: c.Reason}
+			if update {
+				j.Fields = c.Fields
+				if j.Fields == nil {
+					j.Fields = []string{"unknown"}
+				}
+			}
+			out = append(out, j)
+		}
+		return out
+	}
+	j := previewJSON{ID: pv.Subscription, Create: changes(pv.Creates, false), Update: changes(pv.Updates, true),
+		Delete: changes(pv.Deletes, false), HeldDeletes: len(pv.Held), Excluded: len(pv.Excluded), Held: changes(pv.Held, false),
+		ExcludedEvents: changes(pv.Excluded, false), Unchanged: pv.Unchanged, Rekeyed: pv.Rekeyed, Warnings: len(pv.Warnings)}
+	if r := pv.Reconcile; r != nil {
+		j.Reconcile = &reconcileJSON{Adopted: r.Adopted, Restoring: r.Restoring, Duplicates: r.Duplicates}
+	} else if pv.ReconcileSkipped != nil {
+		j.Reconcile = &reconcileJSON{Skipped: pv.ReconcileSkipped.Error()}
+	}
+	if pv.Err != nil {
+		j.Error = &previewErrorRep{Class: calsyncd.ClassOf(pv.Err), Message: pv.Err.Error()}
+	}
+	return j
+}
+
+// startJSON is a start as the JSON gives it: the date of an all-day event,
+// RFC 3339 in the event's zone otherwise, "" when unknown.
+func startJSON(t feed.Time) string {
+	switch {
+	case t.IsZero():
+		return ""
+	case t.AllDay:
+		return t.Date()
+	}
+	return inZone(t).Format(time.RFC3339)
+}
+
+func inZone(t feed.Time) time.Time {
+	if t.Zone != "" {
+		if loc, err := time.LoadLocation(t.Zone); err == nil {
+			return t.T.In(loc)
+		}
+	}
+	return t.T.UTC()
+}
+
+func writePreviewJSON(w io.Writer, previews []subscription.Preview) error {
+	out := struct {
+		DryRun        bool          `json:"dry_run"`
+		Subscriptions []previewJSON `json:"subscriptions"`
+	}{DryRun: true, Subscriptions: make([]previewJSON, 0, len(previews))}
+	for _, pv := range previews {
+		out.Subscriptions = append(out.Subscriptions, toPreviewJSON(pv))
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// writePreviewText prints each subscription's plan for a person: a line
+// of counts, then one line per event (feed text escaped for the
+// terminal).
+func writePreviewText(w io.Writer, previews []subscription.Preview) error {
+	for i, pv := range previews {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		if pv.Err != nil {
+			fmt.Fprintf(w, "%s: cannot be previewed: %s\n", pv.Subscription, printable.String(pv.Err.Error()))
+			continue
+		}
+		fmt.Fprintf(w, "%s: %d to create, %d to update, %d to delete, %d held by the mass-delete guard, %d excluded by filters, %d unchanged\n",
+			pv.Subscription, len(pv.Creates), len(pv.Updates), len(pv.Deletes), len(pv.Held), len(pv.Excluded), pv.Unchanged)
+		if r := pv.Reconcile; r != nil && r.Adopted+r.Restoring+r.Duplicates > 0 {
+			fmt.Fprintf(w, "  reconcile: %d of our events in Google to adopt, %d to restore, %d duplicates to delete\n", r.Adopted, r.Restoring, r.Duplicates)
+		}
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		for _, group := range []struct {
+			verb    string
+			changes []subscription.Change
+		}{{"create", pv.Creates}, {"update", pv.Updates}, {"delete", pv.Deletes}, {"held", pv.Held}, {"excluded", pv.Excluded}} {
+			for _, ch := range group.changes {
+				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", group.verb, startText(ch.Start), summaryText(ch), detailText(group.verb, ch))
+			}
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(w, "\n(dry run: nothing was written to Google or to the state database)")
+	return nil
+}
+
+func startText(t feed.Time) string {
+	switch {
+	case t.IsZero():
+		return "-"
+	case t.AllDay:
+		return t.Date() + " (all day)"
+	}
+	lt := inZone(t)
+	zone := t.Zone
+	if zone == "" {
+		zone = "UTC"
+	}
+	return lt.Format("2006-01-02 15:04") + " " + zone
+}
+
+func summaryText(c subscription.Change) string {
+	if c.Summary == "" {
+		return "(uid " + printable.String(c.Key.String()) + ")"
+	}
+	return printable.String(c.Summary)
+}
+
+func detailText(verb string, c subscription.Change) string {
+	var parts []string
+	if verb == "update" {
+		if c.Fields == nil {
+			parts = append(parts, "fields unknown")
+		} else {
+			parts = append(parts, strings.Join(c.Fields, ", "))
+		}
+	}
+	if c.Reason != "" && verb != "excluded" {
+		parts = append(parts, c.Reason)
+	}
+	return strings.Join(parts, "; ")
+}

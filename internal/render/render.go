@@ -1,0 +1,287 @@
+package render
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/calsyncd/calsyncd/internal/feed"
+)
+
+// Context is what a title template may name beyond the event.
+type Context struct {
+	// Subscription is the subscription's id.
+	Subscription string
+	// CalendarName is the feed's X-WR-CALNAME.
+	CalendarName string
+}
+
+// Result is the render stage's output.
+type Result struct {
+	// Events are what Google should show, in the order given (sorted by
+	// key, as the parser gives them).
+	Events []feed.Event
+	// Excluded are the events the filters took out, as the feed has them:
+	// series (their overrides go along) and single events left out, and
+	// overrides of kept series an exclude turned into cancelled
+	// instances.
+	Excluded []feed.Event
+	// Skipped counts the feed's alarms reminders: feed could not mirror.
+	Skipped SkippedAlarms
+}
+
+// SkippedAlarms counts VALARMs that reminders: feed left out, by why.
+type SkippedAlarms struct {
+	// Absolute: an absolute trigger (Google's reminders are relative).
+	Absolute int
+	// AfterStart: a trigger after the event's start.
+	AfterStart int
+	// TooEarly: more than 4 weeks before the start.
+	TooEarly int
+	// Action: neither DISPLAY, AUDIO nor EMAIL.
+	Action int
+	// OverLimit: beyond Google's 5 reminders per event.
+	OverLimit int
+}
+
+// Total is every alarm skipped.
+func (s SkippedAlarms) Total() int {
+	return s.Absolute + s.AfterStart + s.TooEarly + s.Action + s.OverLimit
+}
+
+// Note is the standing remark on the subscription when alarms were
+// skipped ("" when none were): NotePrefix and the counts.
+func (s SkippedAlarms) Note() string {
+	if s.Total() == 0 {
+		return ""
+	}
+	var why []string
+	for _, c := range []struct {
+		n    int
+		what string
+	}{{s.Absolute, "with an absolute trigger"}, {s.AfterStart, "ringing after the start"},
+		{s.TooEarly, "more than 4 weeks before the start"}, {s.Action, "neither DISPLAY, AUDIO nor EMAIL"},
+		{s.OverLimit, "beyond Google's 5 reminders per event"}} {
+		if c.n > 0 {
+			why = append(why, fmt.Sprintf("%d %s", c.n, c.what))
+		}
+	}
+	return fmt.Sprintf("%s%d of the feed's alarms are not mirrored as Google reminders: %s", NotePrefix, s.Total(), strings.Join(why, ", "))
+}
+
+// NotePrefix starts the subscription's note on skipped alarms.
+const NotePrefix = "reminders: feed: "
+
+// Render applies the policy to the parsed events (sorted by key, as the
+// parser gives them). A filter decides a series by its master: a series
+// left out takes its overrides along, a kept series keeps them, and an
+// override of a kept series that itself matches an exclude becomes a
+// cancelled instance. An override whose series is not in the feed is
+// decided on its own. Cancelled events show nothing, so they get no title,
+// colour, reminders, visibility or transparency; privacy: busy strips
+// them too. The events' hashes are those of what they show now.
+func Render(events []feed.Event, p *Policy, c Context) Result {
+	if p.IsZero() {
+		return Result{Events: events}
+	}
+	res := Result{Events: make([]feed.Event, 0, len(events))}
+	masterKept := map[string]bool{}
+	for i := range events {
+		ev := events[i]
+		if ev.RecurrenceID == "" {
+			keep := p.Keeps(&ev)
+			masterKept[ev.UID] = keep
+			if !keep {
+				res.Excluded = append(res.Excluded, ev)
+				continue
+			}
+		} else if kept, hasMaster := masterKept[ev.UID]; hasMaster {
+			if !kept {
+				continue // left out with its series
+			}
+			if p.excludes(&ev) && ev.Status != feed.StatusCancelled {
+				res.Excluded = append(res.Excluded, ev)
+				ev.Status = feed.StatusCancelled
+			}
+		} else if !p.Keeps(&ev) {
+			res.Excluded = append(res.Excluded, ev)
+			continue
+		}
+		p.present(&ev, c, &res.Skipped)
+		ev.Hash = ev.ComputeHash()
+		res.Events = append(res.Events, ev)
+	}
+	return res
+}
+
+// Keeps reports whether the filters let an event through: it matches at
+// least one include (when there is one) and no exclude.
+func (p *Policy) Keeps(ev *feed.Event) bool {
+	included, includes := false, false
+	for _, r := range p.Filters {
+		switch {
+		case r.Exclude && r.matches(ev):
+			return false
+		case !r.Exclude:
+			includes = true
+			included = included || r.matches(ev)
+		}
+	}
+	return included || !includes
+}
+
+// excludes reports whether an exclude matches the event.
+func (p *Policy) excludes(ev *feed.Event) bool {
+	for _, r := range p.Filters {
+		if r.Exclude && r.matches(ev) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r Rule) matches(ev *feed.Event) bool {
+	if r.Field == Categories {
+		cats := ev.Categories()
+		if len(cats) == 0 {
+			return r.Pattern.MatchString("")
+		}
+		return slices.ContainsFunc(cats, r.Pattern.MatchString)
+	}
+	return r.Pattern.MatchString(FieldValue(ev, r.Field))
+}
+
+// FieldValue is the text a filter on f matches (categories joined with
+// ", ", for display).
+func FieldValue(ev *feed.Event, f Field) string {
+	switch f {
+	case Summary:
+		return ev.Summary
+	case Description:
+		return ev.Description
+	case Location:
+		return ev.Location
+	case Categories:
+		return strings.Join(ev.Categories(), ", ")
+	case Class:
+		return class(ev)
+	case Status:
+		return strings.ToUpper(ev.Status)
+	case Transp:
+		return strings.ToUpper(ev.Transparency)
+	case AllDay:
+		if ev.Start.AllDay {
+			return "true"
+		}
+		return "false"
+	}
+	return ""
+}
+
+func class(ev *feed.Event) string {
+	if ev.Details != nil && ev.Details.Class != "" {
+		return ev.Details.Class
+	}
+	switch ev.Visibility {
+	case feed.VisibilityPrivate:
+		return "PRIVATE"
+	case feed.VisibilityConfidential:
+		return "CONFIDENTIAL"
+	}
+	return "PUBLIC"
+}
+
+// present applies the presentation keys to a kept event.
+func (p *Policy) present(ev *feed.Event, c Context, skipped *SkippedAlarms) {
+	cancelled := ev.Status == feed.StatusCancelled
+	if !cancelled && p.Title != nil {
+		ev.Summary = p.Title.expand(ev, c)
+	}
+	if p.Privacy == Busy {
+		if p.Title == nil || cancelled {
+			ev.Summary = "Busy"
+		}
+		ev.Description, ev.Location, ev.URL = "", "", ""
+		ev.Visibility = feed.VisibilityPrivate
+	}
+	if cancelled {
+		return
+	}
+	if p.Visibility != "" && p.Privacy != Busy {
+		ev.Visibility = p.Visibility
+	}
+	if p.Transparency != "" {
+		ev.Transparency = p.Transparency
+	}
+	setting := p.Timed
+	if ev.Start.AllDay {
+		setting = p.AllDay
+	}
+	rem := reminders(ev, setting, skipped)
+	if p.ColorID != "" || rem != nil {
+		ev.Style = &feed.Style{ColorID: p.ColorID, Reminders: rem}
+	}
+}
+
+// reminders are the event's reminders under a setting (nil: left alone).
+func reminders(ev *feed.Event, r Reminders, skipped *SkippedAlarms) *feed.Reminders {
+	switch r.Mode {
+	case ReminderDefault:
+		return &feed.Reminders{UseDefault: true}
+	case ReminderNone:
+		return &feed.Reminders{}
+	case ReminderList:
+		return &feed.Reminders{Overrides: r.List}
+	case ReminderFeed:
+		return fromAlarms(ev.Details, skipped)
+	}
+	return nil
+}
+
+// fromAlarms maps the feed's alarms to Google's reminders: DISPLAY and
+// AUDIO ring as popups, EMAIL as emails, at the trigger's distance before
+// the start rounded to the minute; the nearest five are kept.
+func fromAlarms(d *feed.Details, skipped *SkippedAlarms) *feed.Reminders {
+	out := &feed.Reminders{}
+	if d == nil {
+		return out
+	}
+	skipped.Absolute += d.AbsoluteAlarms
+	for _, a := range d.Alarms {
+		var method string
+		switch a.Action {
+		case "DISPLAY", "AUDIO":
+			method = "popup"
+		case "EMAIL":
+			method = "email"
+		default:
+			skipped.Action++
+			continue
+		}
+		minutes := int((a.Before + 30*time.Second) / time.Minute)
+		switch {
+		case a.Before < 0:
+			skipped.AfterStart++
+			continue
+		case a.Before > MaxReminderBefore:
+			skipped.TooEarly++
+			continue
+		}
+		r := feed.Reminder{Method: method, Minutes: minutes}
+		if !slices.Contains(out.Overrides, r) {
+			out.Overrides = append(out.Overrides, r)
+		}
+	}
+	slices.SortFunc(out.Overrides, func(a, b feed.Reminder) int {
+		if a.Minutes != b.Minutes {
+			return a.Minutes - b.Minutes
+		}
+		return strings.Compare(a.Method, b.Method)
+	})
+	if n := len(out.Overrides); n > MaxReminders {
+		skipped.OverLimit += n - MaxReminders
+		out.Overrides = out.Overrides[:MaxReminders]
+	}
+	return out
+}

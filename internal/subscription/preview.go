@@ -1,0 +1,237 @@
+package subscription
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	calsyncd "github.com/calsyncd/calsyncd"
+	"github.com/calsyncd/calsyncd/internal/config"
+	"github.com/calsyncd/calsyncd/internal/diff"
+	"github.com/calsyncd/calsyncd/internal/feed"
+)
+
+// Preview is what one sync of a subscription would do, as a dry-run
+// computes it: the pass up to its plan and the guard's verdict, with what
+// the filters excluded. Nothing is written, to Google or to the store.
+type Preview struct {
+	Subscription string
+	// Creates, Updates and Deletes are the writes the sync would make;
+	// Held the deletes the mass-delete guard would hold back instead.
+	Creates, Updates, Deletes, Held []Change
+	// Excluded are the feed's events the filters leave out (a series
+	// counts once; an override an exclude cancels counts too).
+	Excluded []Change
+	// Unchanged events need no write; Rekeyed mappings move to a new key
+	// without one; Forgotten mappings go with their series (no write).
+	Unchanged, Rekeyed, Forgotten int
+	// Reconcile is what a due reconcile would repair (nil when none is
+	// due); ReconcileSkipped why Google could not be listed.
+	Reconcile        *Repairs
+	ReconcileSkipped error
+	// Warnings are the feed's.
+	Warnings []feed.Warning
+	// Err is why the sync would fail before its plan (the feed cannot be
+	// fetched or read, the account cannot be used).
+	Err error
+}
+
+// Repairs are what reconcile finds.
+type Repairs struct {
+	// Adopted events are ours in Google without a mapping (a lost
+	// database); Restoring ones were deleted by hand and are written
+	// again; Duplicates are extra copies deleted.
+	Adopted, Restoring, Duplicates int
+}
+
+// Change is one event in a preview.
+type Change struct {
+	Key calsyncd.Key
+	// Summary is the title Google would show (for an excluded event, the
+	// feed's); "" when unknown (an event that left the feed).
+	Summary string
+	// Start is when it starts; zero when unknown.
+	Start feed.Time
+	// Fields are the fields an update changes (feed.ShownFields' names);
+	// nil when unknown (the mapping predates field digests).
+	Fields []string
+	// Reason says why a delete or an unusual update is planned.
+	Reason string
+}
+
+// Reasons for a delete or an update.
+const (
+	ReasonFiltered = "excluded by a filter"
+	ReasonLeft     = "no longer in the feed"
+	ReasonRevert   = "its override left the feed: written back to its series"
+)
+
+// StateLookup is a Store that can read a subscription's state without
+// creating it (*store.Store).
+type StateLookup interface {
+	LookupSubscription(ctx context.Context, id string) (calsyncd.SubscriptionState, bool, error)
+}
+
+// ErrStoreWrites: the store cannot be read without writing to it.
+var ErrStoreWrites = errors.New("subscription: a dry-run needs a store it can read without writing (LookupSubscription)")
+
+// Preview runs a dry-run of one subscription: fetch (in full), parse,
+// render, the account, reconcile when due (reading Google's list of our
+// events, as the sync would), shape, plan and guard, and returns the plan.
+// It writes nothing to Google or to the store and takes no lock or lease,
+// so it runs beside a daemon. opts.AllowDeletes and opts.Reconcile preview
+// a sync with those options.
+func (r *Runner) Preview(ctx context.Context, sub config.Subscription, opts Options) (Preview, error) {
+	lookup, ok := r.Store.(StateLookup)
+	if !ok {
+		return Preview{Subscription: sub.ID}, ErrStoreWrites
+	}
+	st, found, err := lookup.LookupSubscription(ctx, sub.ID)
+	if err != nil {
+		return Preview{Subscription: sub.ID}, err
+	}
+	if !found {
+		st = calsyncd.SubscriptionState{ID: sub.ID, Calendar: sub.Calendar, Account: sub.AccountName(), State: calsyncd.StateActive}
+	}
+	opts.Scheduled, opts.Started = false, nil
+	p := r.newPass(sub, opts, st)
+	p.dryRun = true
+	return r.run(ctx, r.readKnown(ctx, p)).preview(), nil
+}
+
+// preview is the pass's plan as a Preview.
+func (p pass) preview() Preview {
+	pv := Preview{Subscription: p.sub.ID}
+	if p.cal != nil {
+		pv.Warnings = p.cal.Warnings
+	}
+	if p.end != nil {
+		pv.Err = p.end.err
+		if pv.Err == nil {
+			pv.Err = errors.New("the sync would stop before its plan (" + string(p.end.outcome) + ")")
+		}
+		return pv
+	}
+	if rp := p.repaired; rp != nil {
+		if rp.skipped != nil {
+			pv.ReconcileSkipped = rp.skipped
+		} else {
+			pv.Reconcile = &Repairs{Adopted: rp.adopted, Restoring: rp.refreshed, Duplicates: rp.duplicates}
+		}
+	}
+	for _, op := range p.plan.Creates {
+		pv.Creates = append(pv.Creates, eventChange(op))
+	}
+	for _, op := range p.plan.Updates {
+		c := eventChange(op)
+		c.Fields = changedFields(op)
+		if op.Revert {
+			c.Reason = ReasonRevert
+		}
+		pv.Updates = append(pv.Updates, c)
+	}
+	excluded := excludedByKey(p.rendered.Excluded)
+	for _, op := range p.plan.Deletes {
+		if op.Forget {
+			pv.Forgotten++
+			continue
+		}
+		pv.Deletes = append(pv.Deletes, deletedChange(op, excluded))
+	}
+	if p.verdict.Held > 0 {
+		for _, op := range p.unguarded {
+			if !op.Forget {
+				pv.Held = append(pv.Held, deletedChange(op, excluded))
+			}
+		}
+	}
+	for i := range p.rendered.Excluded {
+		ev := &p.rendered.Excluded[i]
+		pv.Excluded = append(pv.Excluded, Change{Key: ev.Key(), Summary: ev.Summary, Start: ev.Start, Reason: ReasonFiltered})
+	}
+	pv.Unchanged, pv.Rekeyed = p.plan.Unchanged, len(p.plan.Rekeys)
+	for _, cs := range [][]Change{pv.Creates, pv.Updates, pv.Deletes, pv.Held, pv.Excluded} {
+		sortChanges(cs)
+	}
+	return pv
+}
+
+func eventChange(op diff.Op) Change {
+	c := Change{Key: op.Key}
+	if op.Event != nil {
+		c.Summary, c.Start = op.Event.Summary, op.Event.Start
+	}
+	return c
+}
+
+// changedFields names what an update changes, from the digest the mapping
+// was written with; nil when the mapping has none.
+func changedFields(op diff.Op) []string {
+	if op.Event == nil || op.Mapping == nil || op.Mapping.Fields == "" {
+		return nil
+	}
+	f := feed.ChangedFields(op.Mapping.Fields, op.Event.Shown().Digest())
+	if f == nil && len(op.Mapping.Fields) == len(op.Event.Shown().Digest()) {
+		// The same fields, another hash: a change no field shows (a
+		// THISANDFUTURE override becoming its own series).
+		return []string{"content"}
+	}
+	return f
+}
+
+// excludedByKey indexes the excluded events by key, and the masters by
+// UID (key with no recurrence id).
+func excludedByKey(evs []feed.Event) map[calsyncd.Key]*feed.Event {
+	out := make(map[calsyncd.Key]*feed.Event, len(evs))
+	for i := range evs {
+		out[evs[i].Key()] = &evs[i]
+	}
+	return out
+}
+
+// deletedChange describes a delete: an event the filters excluded is
+// known by its feed title and start; one that left the feed only by its
+// key (and its original start, for an occurrence).
+func deletedChange(op diff.Op, excluded map[calsyncd.Key]*feed.Event) Change {
+	c := Change{Key: op.Key, Reason: ReasonLeft}
+	master := excluded[calsyncd.Key{UID: op.Key.UID}]
+	ev := excluded[op.Key]
+	if ev == nil && op.Key.Kind() != calsyncd.Top {
+		ev = excluded[calsyncd.Key{UID: op.Key.UID, RecurrenceID: op.Key.Start()}]
+	}
+	switch {
+	case ev != nil:
+		c.Summary, c.Start, c.Reason = ev.Summary, ev.Start, ReasonFiltered
+	case master != nil:
+		c.Summary, c.Reason = master.Summary, ReasonFiltered
+		c.Start = occurrence(op.Key, master.Start)
+	default:
+		c.Start = occurrence(op.Key, feed.Time{})
+	}
+	return c
+}
+
+// occurrence is the original start a key names (zero for a Top key).
+func occurrence(k calsyncd.Key, seriesStart feed.Time) feed.Time {
+	if k.Kind() == calsyncd.Top {
+		return seriesStart
+	}
+	t, ok := feed.ParseRecurrenceID(k.Start(), seriesStart)
+	if !ok {
+		return feed.Time{}
+	}
+	return feed.Time{AllDay: len(k.Start()) == 8, T: t, Zone: seriesStart.Zone}
+}
+
+// Writes is how many writes the preview plans.
+func (pv Preview) Writes() int { return len(pv.Creates) + len(pv.Updates) + len(pv.Deletes) }
+
+// sortChanges orders changes by start, then key, for display.
+func sortChanges(cs []Change) {
+	slices.SortStableFunc(cs, func(a, b Change) int {
+		if c := a.Start.T.Compare(b.Start.T); c != 0 {
+			return c
+		}
+		return compareKeys(a.Key, b.Key)
+	})
+}
