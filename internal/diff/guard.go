@@ -36,23 +36,29 @@ type LimitError struct {
 	// Key the configuration key that sets the limit.
 	What, Key string
 	Got, Max  int
+	// AtLeast: counting stopped past the limit; the feed has Got or more.
+	AtLeast bool
 }
 
 func (e *LimitError) Error() string {
-	return fmt.Sprintf("diff: the feed has %d %s, more than %s (%d); nothing was written or deleted: raise the limit if the feed is genuine",
-		e.Got, e.What, e.Key, e.Max)
+	const tail = "; nothing was written or deleted: raise the limit if the feed is genuine"
+	if e.AtLeast {
+		return fmt.Sprintf("diff: the feed has more than %d %s (%s)%s", e.Max, e.What, e.Key, tail)
+	}
+	return fmt.Sprintf("diff: the feed has %d %s, more than %s (%d)%s", e.Got, e.What, e.Key, e.Max, tail)
 }
 
 // ErrorClass implements calsyncd.Classed.
 func (e *LimitError) ErrorClass() calsyncd.ErrorClass { return calsyncd.ClassFeedOverLimit }
 
-// check reports the first limit the feed is over.
-func (l Limits) check(events, expanded int) *LimitError {
+// check reports the first limit the feed is over; cut says the
+// expansion stopped counting past its limit.
+func (l Limits) check(events, expanded int, cut bool) *LimitError {
 	switch {
 	case l.MaxEvents > 0 && events > l.MaxEvents:
 		return &LimitError{What: "events", Key: "limits.max_events", Got: events, Max: l.MaxEvents}
-	case l.MaxExpanded > 0 && expanded > l.MaxExpanded:
-		return &LimitError{What: "occurrences written as single events", Key: "limits.max_instances_expanded", Got: expanded, Max: l.MaxExpanded}
+	case l.MaxExpanded > 0 && (expanded > l.MaxExpanded || cut):
+		return &LimitError{What: "occurrences written as single events", Key: "limits.max_instances_expanded", Got: expanded, Max: l.MaxExpanded, AtLeast: cut}
 	}
 	return nil
 }
@@ -67,8 +73,10 @@ type GuardInput struct {
 	// once it has lost most of its peak, not only of its last run.
 	Peak int
 	// FeedEvents is how many events the feed has within the window, as
-	// parsed; Expanded how many occurrences shape wrote as single events.
+	// parsed; Expanded how many occurrences shape wrote as single events,
+	// and ExpansionCut whether it stopped counting (Shaped.ExpansionCut).
 	FeedEvents, Expanded int
+	ExpansionCut         bool
 	Limits               Limits
 	// Runs is how many runs in a row the guard held deletes before this one.
 	Runs int
@@ -99,7 +107,7 @@ type Verdict struct {
 // nothing; deletes that look like a broken feed rather than a change are
 // held.
 func Guard(p Plan, in GuardInput) (Plan, Verdict) {
-	if err := in.Limits.check(in.FeedEvents, in.Expanded); err != nil {
+	if err := in.Limits.check(in.FeedEvents, in.Expanded, in.ExpansionCut); err != nil {
 		return Plan{Unchanged: p.Unchanged, StillRejected: p.StillRejected}, Verdict{Refused: err}
 	}
 	g := in.Policy

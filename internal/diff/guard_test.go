@@ -1,6 +1,7 @@
 package diff_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -149,5 +150,15 @@ func TestGuardRefusesAFeedOverItsLimits(t *testing.T) {
 		if len(got.Creates)+len(got.Updates)+len(got.Deletes)+len(got.Rekeys) != 0 || got.Unchanged != 7 {
 			t.Errorf("%s: a refused plan still writes: %+v", name, got)
 		}
+	}
+}
+
+// TestGuardRefusesACutExpansion: an expansion shape stopped counting is
+// over its limit, whatever it counted.
+func TestGuardRefusesACutExpansion(t *testing.T) {
+	_, v := diff.Guard(deletes(0), diff.GuardInput{Events: 51, FeedEvents: 1, Expanded: 50, ExpansionCut: true,
+		Limits: diff.Limits{MaxExpanded: 50}, Policy: diff.DeletePolicy{MinDeletes: 10, MaxFraction: 0.5, ConfirmRuns: 3}})
+	if v.Refused == nil || !v.Refused.AtLeast || !strings.Contains(v.Refused.Error(), "more than 50 occurrences") {
+		t.Errorf("verdict %+v", v)
 	}
 }

@@ -359,7 +359,8 @@ func (r *Runner) migrate(ctx context.Context, p pass) pass {
 func shape(p pass) pass {
 	win := p.cfg.EffectiveWindow(p.sub)
 	opts := diff.ShapeOptions{From: p.now.Add(-expansionReach), To: p.now.Add(expansionReach),
-		Unsupported: p.writer.Unsupported, Rejected: p.known.rejections}
+		Unsupported: p.writer.Unsupported, Rejected: p.known.rejections,
+		MaxExpanded: p.cfg.EffectiveLimits(p.sub).MaxInstancesExpanded}
 	if win.Past > 0 {
 		opts.From = p.now.Add(-win.Past.D())
 	}
@@ -396,7 +397,7 @@ func guard(p pass) pass {
 		g, lim := p.cfg.Sync.DeleteGuard, p.cfg.EffectiveLimits(p.sub)
 		p.peak, p.peakAt = diff.NextPeak(p.found.GuardPeak, p.found.GuardPeakAt, p.mapped, p.now, g.Period.D())
 		p.plan, p.verdict = diff.Guard(p.plan, diff.GuardInput{Events: len(p.shaped.Events), Mapped: p.mapped, Peak: p.peak,
-			FeedEvents: len(p.cal.Events), Expanded: p.shaped.ExpandedOccurrences(),
+			FeedEvents: len(p.cal.Events), Expanded: p.shaped.ExpandedOccurrences(), ExpansionCut: p.shaped.ExpansionCut,
 			Limits: diff.Limits{MaxEvents: lim.MaxEvents, MaxExpanded: lim.MaxInstancesExpanded},
 			Runs:   p.found.GuardRuns, Allow: p.opts.AllowDeletes,
 			Policy: diff.DeletePolicy{MinDeletes: g.MinDeletes, MaxFraction: g.MaxFraction, ConfirmRuns: g.ConfirmRuns}})
