@@ -29,6 +29,9 @@ const (
 	ClassFeedUnavailable ErrorClass = "feed_unavailable"
 	ClassFeedTooLarge    ErrorClass = "feed_too_large"
 	ClassFeedInvalid     ErrorClass = "feed_invalid"
+	// ClassFeedOverLimit: the feed has more events, or expands into more
+	// occurrences, than its subscription's cost limits allow.
+	ClassFeedOverLimit ErrorClass = "feed_over_limit"
 )
 
 // ClassInternal is a failure of calsyncd itself (the store, a bug).

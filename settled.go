@@ -33,6 +33,12 @@ type Settled struct {
 	// window open (Cleared), or the run cannot tell (Unknown).
 	UsageLimited      Finding
 	UsageLimitedUntil time.Time
+	// FeedThrottled: the feed server has answered every fetch with 429
+	// for a day or more, since FeedThrottledSince (Holds); it answered a
+	// fetch otherwise (Cleared); or the run cannot tell (Unknown: it did
+	// not fetch, or the streak is younger than a day).
+	FeedThrottled      Finding
+	FeedThrottledSince time.Time
 }
 
 // Finding is what one run learnt about a condition that outlives it.
@@ -95,8 +101,9 @@ func CredentialsRefused(err error) bool {
 // the store so that a restarted daemon neither announces it again nor
 // forgets when it last reminded someone.
 type AlertState struct {
-	// Condition is "error", "deletes_held", "auth_failed" or
-	// "usage_limited"; Subject the subscription id or account name.
+	// Condition is "error", "deletes_held", "auth_failed",
+	// "usage_limited" or "feed_throttled"; Subject the subscription id or
+	// account name.
 	Condition string
 	Subject   string
 	// Since is when it was first announced; NotifiedAt when last

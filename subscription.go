@@ -38,13 +38,33 @@ type SubscriptionState struct {
 	FetchNotBefore time.Time
 	// GuardRuns counts consecutive runs whose deletes the mass-delete guard
 	// held; HeldDeletes is how many it held last time.
-	GuardRuns       int
-	HeldDeletes     int
+	GuardRuns   int
+	HeldDeletes int
+	// GuardPeak is the high-water mark of events mapped within the window
+	// over the guard's recent period, last reached at GuardPeakAt: the
+	// guard weighs a shrinking feed against it, not only against the last
+	// run.
+	GuardPeak       int
+	GuardPeakAt     time.Time
 	LastReconcileAt time.Time
-	NextRunAt       time.Time
+	// Vacating are calendars the subscription moved away from (its
+	// calendar or account changed) that still hold events it wrote; they
+	// are deleted once the new calendar holds the feed.
+	Vacating []Location
+	// FeedThrottledSince is when the feed server began answering every
+	// fetch with 429 (zero: it does not).
+	FeedThrottledSince time.Time
+	NextRunAt          time.Time
 	// Notes are standing remarks shown in status (e.g. "2 recurring events
 	// expanded into single events").
 	Notes     []string
 	CreatedAt time.Time
 	UpdatedAt time.Time
+}
+
+// Location is where a subscription's events live: a Google calendar, as
+// written by one of the configured accounts.
+type Location struct {
+	Calendar string `json:"calendar"`
+	Account  string `json:"account"`
 }

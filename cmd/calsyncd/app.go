@@ -131,6 +131,14 @@ func openApp(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, e
 
 func (a *app) Close() error { a.stopAlerts(); return a.store.Close() }
 
+// stateWritable says whether the runs' lock directory can be written.
+func (a *app) stateWritable() error {
+	if l, ok := a.runner.Locker.(subscription.FileLocker); ok {
+		return l.Probe()
+	}
+	return nil
+}
+
 // writerOptions are an account's writer settings, as configured.
 func (a *app) writerOptions(account string) gcalwriter.Options {
 	o := a.config().Writer.Options()

@@ -15,7 +15,12 @@ import (
 	"github.com/calsyncd/calsyncd/internal/subscription"
 )
 
-type runCommand struct{ m *Main }
+type runCommand struct {
+	m *Main
+	// abandoned: shutdown gave up on runs that did not stop, which may
+	// still hold the store; exit without waiting for them.
+	abandoned bool
+}
 
 func (c *runCommand) Synopsis() string {
 	return "run the daemon: sync every subscription on its schedule until SIGTERM"
@@ -43,7 +48,11 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer a.Close()
+	defer func() {
+		if !c.abandoned {
+			a.Close()
+		}
+	}()
 	metrics := status.NewMetrics()
 	a.runner.Observer = metrics
 	a.metrics = metrics
@@ -60,14 +69,18 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		return fmt.Errorf("status endpoint: %w", err)
 	}
 	srv := status.NewServer(status.ServerOptions{Source: a.store, Config: a.config, Daemon: d, Pacers: a.pacers,
-		Metrics: metrics, Token: cfg.Status.Token, Log: log})
+		Metrics: metrics, Token: cfg.Status.Token, Log: log, StateWritable: a.stateWritable})
 	go func() {
 		if err := srv.Serve(ln); err != nil {
 			log.Error("status endpoint stopped", "error", err)
 		}
 	}()
 	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		wait := 5 * time.Second
+		if c.abandoned {
+			wait = abortGrace
+		}
+		sctx, cancel := context.WithTimeout(context.Background(), wait)
 		defer cancel()
 		_ = srv.Shutdown(sctx)
 	}()
@@ -122,8 +135,20 @@ func (c *runCommand) reload(ctx context.Context, d *subscription.Daemon, a *app,
 	}
 }
 
+// abortGrace is how long runs cancelled at the shutdown deadline have to
+// record their outcome before the process exits without them.
+const abortGrace = time.Second
+
+// errAbandoned ends a shutdown that gave up on runs.
+var errAbandoned = errors.New("shutdown: runs that did not stop in time were abandoned; the next start picks up what they left")
+
 // shutdown stops scheduling and waits up to sync.shutdown_timeout for
-// in-flight runs; a second signal aborts at once.
+// in-flight runs. The deadline is hard: runs still going are then
+// cancelled, given abortGrace to record, and abandoned (a run waiting on
+// a locked database or a hung filesystem heeds no cancellation); a second
+// signal abandons them at once. Nothing is lost by abandoning: every
+// write Google accepted was persisted as it was accepted, and the next
+// run redoes the rest.
 func (c *runCommand) shutdown(d *subscription.Daemon, a *app) error {
 	_ = sdNotify("STOPPING=1")
 	timeout := a.config().Sync.ShutdownTimeout.D()
@@ -133,19 +158,26 @@ func (c *runCommand) shutdown(d *subscription.Daemon, a *app) error {
 	again := make(chan os.Signal, 1)
 	signal.Notify(again, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(again)
-	go func() {
-		select {
-		case <-again:
-			a.log.Warn("second signal: aborting in-flight writes")
-			cancel()
-		case <-ctx.Done():
+	done := make(chan error, 1)
+	go func() { done <- d.Shutdown(ctx) }()
+	hard := time.NewTimer(timeout + abortGrace)
+	defer hard.Stop()
+	select {
+	case err := <-done:
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+			return err
 		}
-	}()
-	if err := d.Shutdown(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
-		return err
+		a.log.Info("calsyncd stopped")
+		return nil
+	case <-again:
+		a.log.Warn("second signal: abandoning the runs still going and exiting now")
+	case <-hard.C:
+		a.log.Error("sync.shutdown_timeout passed and runs did not stop when cancelled; exiting without them",
+			"timeout", timeout.String())
 	}
-	a.log.Info("calsyncd stopped")
-	return nil
+	cancel()
+	c.abandoned = true
+	return &exitError{code: 1, err: errAbandoned}
 }
 
 func subscriptionIDs(cfg *config.Config) []string {

@@ -53,10 +53,12 @@ func (c *syncCommand) Run(ctx context.Context, args []string) error {
 	// The runs take the accounts' leases like a replica would, so a
 	// one-shot sync never paces an account alongside a running daemon.
 	once := subscription.Once{Runner: a.runner, Leases: subscription.NewLeaseKeeper(a.store, subscription.NewOwner(), cfg.Store.LeaseTTL.D(), log)}
-	results, err := once.All(ctx, subs, subscription.Options{AllowDeletes: *allowDeletes, Reconcile: *reconcile})
+	opts := subscription.Options{AllowDeletes: *allowDeletes, Reconcile: *reconcile}
+	results, err := once.All(ctx, subs, opts)
 	if err != nil {
 		return err
 	}
+	c.handOff(ctx, cfg, a.store, results, opts)
 	// The run history is pruned here too, for installations that run
 	// `calsyncd sync` from a timer instead of the daemon.
 	retain := cfg.Sync.Retention
@@ -78,7 +80,7 @@ func (c *syncCommand) Run(ctx context.Context, args []string) error {
 	}
 	failed := 0
 	for i, res := range results {
-		if !c.succeeded(ctx, cfg, subs[i].ID, res) {
+		if !c.succeeded(subs[i].ID, res) {
 			failed++
 		}
 	}
@@ -90,20 +92,17 @@ func (c *syncCommand) Run(ctx context.Context, args []string) error {
 
 // succeeded says whether one subscription's sync counts as a success for
 // the exit code, telling stderr what happened to those that did not run.
-func (c *syncCommand) succeeded(ctx context.Context, cfg *config.Config, id string, res subscription.Result) bool {
+func (c *syncCommand) succeeded(id string, res subscription.Result) bool {
 	switch err := res.Err; {
 	case errors.Is(err, subscription.ErrBusy):
 		fmt.Fprintf(c.m.Stderr, "calsyncd: %s: already being synced by another process; skipped\n", id)
 		return true
-	case errors.Is(err, subscription.ErrLeaseHeld):
-		// A daemon holds the account: ask it to run the sync instead.
-		runID, herr := status.HandOff(ctx, cfg.Listen, cfg.Status.Token, id)
-		if herr == nil {
-			fmt.Fprintf(c.m.Stderr, "calsyncd: %s: a running daemon holds its account; handed the sync to it as run %d (see calsyncd status)\n", id, runID)
-			return true
-		}
-		fmt.Fprintf(c.m.Stderr, "calsyncd: %s: %v, and the daemon's status endpoint did not take the sync: %v\n", id, err, herr)
+	case errors.As(err, new(*handOffRefused)):
+		fmt.Fprintf(c.m.Stderr, "calsyncd: %s: %v\n", id, err)
 		return false
+	case errors.As(err, new(*handOffUnfinished)):
+		fmt.Fprintf(c.m.Stderr, "calsyncd: %s: %v\n", id, err)
+		return true
 	case err != nil:
 		fmt.Fprintf(c.m.Stderr, "calsyncd: %s: %v\n", id, err)
 		return false

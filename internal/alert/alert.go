@@ -31,10 +31,13 @@ const (
 	DeletesReleased Event = "deletes_released"
 	AuthFailed      Event = "auth_failed"
 	UsageLimited    Event = "usage_limited"
+	// FeedThrottled: a subscription's feed server has answered every
+	// fetch with 429 for a day.
+	FeedThrottled Event = "feed_throttled"
 )
 
 // Events lists every event, for metrics and documentation.
-var Events = []Event{ErrorEntered, ErrorCleared, DeletesHeld, DeletesReleased, AuthFailed, UsageLimited}
+var Events = []Event{ErrorEntered, ErrorCleared, DeletesHeld, DeletesReleased, AuthFailed, UsageLimited, FeedThrottled}
 
 // Message is one alert, as the json format posts it.
 type Message struct {

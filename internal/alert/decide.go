@@ -13,6 +13,7 @@ const (
 	condDeletesHeld  = "deletes_held"
 	condAuthFailed   = "auth_failed"
 	condUsageLimited = "usage_limited"
+	condFeedThrottle = "feed_throttled"
 )
 
 // observation is what one settled run says of one condition.
@@ -41,6 +42,8 @@ func observe(s calsyncd.Settled) []observation {
 		// needs no one: the subscriptions' own alerts say the rest.
 		{condition: condAuthFailed, subject: s.Account, finding: s.CredentialsRefused, enter: AuthFailed},
 		{condition: condUsageLimited, subject: s.Account, finding: s.UsageLimited, enter: UsageLimited},
+		// A feed that answers again needs no one: its runs resume.
+		{condition: condFeedThrottle, subject: s.Subscription, finding: s.FeedThrottled, enter: FeedThrottled},
 	}
 }
 

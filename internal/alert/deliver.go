@@ -191,7 +191,7 @@ func ntfyTag(ev Event) string {
 	switch ev {
 	case ErrorCleared, DeletesReleased:
 		return "white_check_mark"
-	case UsageLimited:
+	case UsageLimited, FeedThrottled:
 		return "hourglass"
 	}
 	return "warning"

@@ -70,6 +70,12 @@ func describe(cfg *config.Config, ev Event, s calsyncd.Settled, reminder bool, s
 		m.Message = fmt.Sprintf("Google's usage limits (\"Calendar usage limits exceeded\", or the project's daily quota) %slock account %s out until %s; "+
 			"its writes are deferred and resume by themselves. If this happens often, spread large calendars over several accounts.",
 			still, acct, s.UsageLimitedUntil.UTC().Format(time.RFC3339))
+	case FeedThrottled:
+		m.Title = fmt.Sprintf("calsyncd: %s: the feed server %srefuses to serve the feed (429)", id, still)
+		m.Message = fmt.Sprintf("The feed server of subscription %s has answered every fetch with 429 (too many requests) since %s; "+
+			"its calendar has not been updated since. A rate limit is no failure: the subscription stays ACTIVE and calsyncd "+
+			"comes back when the server says. If it lasts, ask the feed's provider whether they limit this host, or sync less often (schedule).",
+			id, s.FeedThrottledSince.UTC().Format(time.RFC3339))
 	}
 	if reminder {
 		m.Message += fmt.Sprintf(" (A reminder: this started at %s.)", since.UTC().Format(time.RFC3339))

@@ -35,6 +35,7 @@ type Config struct {
 	Writer        Writer         `yaml:"writer"`
 	Feed          Feed           `yaml:"feed"`
 	Window        Window         `yaml:"window"`
+	Limits        Limits         `yaml:"limits"`
 	Sync          Sync           `yaml:"sync"`
 	Subscriptions []Subscription `yaml:"subscriptions"`
 	Alerts        []Alert        `yaml:"alerts"`
@@ -140,6 +141,17 @@ type Window struct {
 	Future Duration `yaml:"future"`
 }
 
+// Limits bound what one feed may cost per run. A feed over a limit is
+// refused whole (a recorded failure: nothing written, nothing deleted).
+// In a subscription, a key left out (0) takes the top-level value.
+type Limits struct {
+	// MaxEvents bounds the feed's events within the window.
+	MaxEvents int `yaml:"max_events"`
+	// MaxInstancesExpanded bounds the occurrences written as single events
+	// (series Google cannot hold as recurring, e.g. FREQ=SECONDLY).
+	MaxInstancesExpanded int `yaml:"max_instances_expanded"`
+}
+
 // Sync configures the subscription lifecycle.
 type Sync struct {
 	ErrorThreshold    int         `yaml:"error_threshold"`
@@ -164,6 +176,10 @@ type DeleteGuard struct {
 	MinDeletes  int     `yaml:"min_deletes"`
 	MaxFraction float64 `yaml:"max_fraction"`
 	ConfirmRuns int     `yaml:"confirm_runs"`
+	// Period is how long the high-water mark of mapped events is kept: a
+	// feed is weighed against the most it held over this period, not
+	// only against its last run (0: the last run only).
+	Period Duration `yaml:"period"`
 }
 
 // Subscription is one feed mirrored into one Google calendar.
@@ -181,6 +197,8 @@ type Subscription struct {
 	// feeds that mint new UIDs on every fetch.
 	Identity string  `yaml:"identity"`
 	Window   *Window `yaml:"window"`
+	// Limits override the top-level limits for this feed, key by key.
+	Limits *Limits `yaml:"limits"`
 	// Presentation is what of the feed reaches Google and how it looks
 	// there (filters, title, color, privacy, visibility, transparency,
 	// reminders).
@@ -209,12 +227,13 @@ func Default() *Config {
 			ConnectTimeout: Duration(10 * time.Second),
 		},
 		Window: Window{Past: Duration(30 * 24 * time.Hour)},
+		Limits: Limits{MaxEvents: 20_000, MaxInstancesExpanded: 5_000},
 		Sync: Sync{
 			ErrorThreshold:    3,
 			ErrorMaxInterval:  Duration(24 * time.Hour),
 			ReconcileInterval: Duration(24 * time.Hour),
 			ShutdownTimeout:   Duration(30 * time.Second),
-			DeleteGuard:       DeleteGuard{MinDeletes: 10, MaxFraction: 0.5, ConfirmRuns: 3},
+			DeleteGuard:       DeleteGuard{MinDeletes: 10, MaxFraction: 0.5, ConfirmRuns: 3, Period: Duration(7 * 24 * time.Hour)},
 			Retention:         Retention{MaxAge: Duration(90 * 24 * time.Hour), MaxRuns: 500},
 		},
 	}
@@ -268,6 +287,21 @@ func (c *Config) EffectiveWindow(s Subscription) Window {
 		return *s.Window
 	}
 	return c.Window
+}
+
+// EffectiveLimits are the subscription's limits: its own where it sets
+// them, the top-level ones elsewhere.
+func (c *Config) EffectiveLimits(s Subscription) Limits {
+	l := c.Limits
+	if o := s.Limits; o != nil {
+		if o.MaxEvents > 0 {
+			l.MaxEvents = o.MaxEvents
+		}
+		if o.MaxInstancesExpanded > 0 {
+			l.MaxInstancesExpanded = o.MaxInstancesExpanded
+		}
+	}
+	return l
 }
 
 // EffectiveTimeZone is the zone floating times fall back to for s.

@@ -53,6 +53,7 @@ func (c *Config) durationRanges() []durationRange {
 		{key: "sync.reconcile_interval", v: s.ReconcileInterval, min: time.Minute, max: 365 * day, zero: "never"},
 		{key: "sync.shutdown_timeout", v: s.ShutdownTimeout, min: 1, max: time.Hour},
 		{key: "sync.retention.max_age", v: s.Retention.MaxAge, min: day, max: maxWindow, zero: "no age limit"},
+		{key: "sync.delete_guard.period", v: s.DeleteGuard.Period, min: time.Hour, max: 365 * day, zero: "the last run only"},
 	}
 	out = append(out, windowRanges("window", c.Window)...)
 	for i, sub := range c.Subscriptions {
@@ -75,7 +76,7 @@ func windowRanges(prefix string, w Window) []durationRange {
 
 func (c *Config) intRanges() []intRange {
 	w, g := c.Writer, c.Sync.DeleteGuard
-	return []intRange{
+	out := []intRange{
 		{key: "writer.concurrency", v: w.Concurrency, min: 1, max: 100},
 		{key: "writer.max_attempts", v: w.MaxAttempts, min: 1, max: 100},
 		{key: "writer.backfill_threshold", v: w.BackfillThreshold, min: 1, max: 1_000_000},
@@ -83,8 +84,23 @@ func (c *Config) intRanges() []intRange {
 		{key: "sync.delete_guard.min_deletes", v: g.MinDeletes, min: 0, max: 1_000_000},
 		{key: "sync.delete_guard.confirm_runs", v: g.ConfirmRuns, min: 1, max: 1000},
 		{key: "sync.retention.max_runs", v: c.Sync.Retention.MaxRuns, min: 10, max: 10_000_000},
+		{key: "limits.max_events", v: c.Limits.MaxEvents, min: 1, max: maxLimit},
+		{key: "limits.max_instances_expanded", v: c.Limits.MaxInstancesExpanded, min: 1, max: maxLimit},
 	}
+	for i, sub := range c.Subscriptions {
+		if l := sub.Limits; l != nil {
+			// 0 takes the top-level value.
+			p := fmt.Sprintf("subscriptions[%d].limits.", i)
+			out = append(out, intRange{key: p + "max_events", v: l.MaxEvents, min: 0, max: maxLimit},
+				intRange{key: p + "max_instances_expanded", v: l.MaxInstancesExpanded, min: 0, max: maxLimit})
+		}
+	}
+	return out
 }
+
+// maxLimit bounds the cost limits: a million events is far beyond any
+// feed, and beyond what one Google calendar should be sent in a day.
+const maxLimit = 1_000_000
 
 func (c *Config) fractionRanges() []fractionRange {
 	return []fractionRange{

@@ -24,6 +24,12 @@ type ShapeOptions struct {
 	Rejected []calsyncd.Rejection
 	// MaxOccurrences bounds one series' expansion (default 1000).
 	MaxOccurrences int
+	// MaxExpanded, when set, bounds the occurrences of every series
+	// together: shaping stops expanding once more than this were written
+	// as single events (Shaped.ExpansionCut), so a small feed of thousands
+	// of FREQ=SECONDLY series costs no more than the limit before the
+	// guard refuses it.
+	MaxExpanded int
 }
 
 // Expansion is a series mirrored as standalone events because Google cannot
@@ -49,6 +55,10 @@ type Shaped struct {
 	// feed has no series for them (or their date is none of its
 	// occurrences).
 	Orphans int
+	// ExpansionCut: expanding stopped at ShapeOptions.MaxExpanded; the
+	// feed has more occurrences to write as single events than counted.
+	ExpansionCut bool
+	expanded     int
 }
 
 // Shape turns a feed's events into the events Google holds for them,
@@ -317,7 +327,7 @@ func (sh *shaper) expand(seg *segment, series *feed.Series, m *feed.Event, byRID
 	x := Expansion{Key: seg.key, Summary: seg.content.Summary, Reason: seg.expand}
 	defer func() { sh.out.Expanded = append(sh.out.Expanded, x) }()
 	lo, hi := sh.opts.From, sh.opts.To
-	if lo.IsZero() || hi.IsZero() {
+	if lo.IsZero() || hi.IsZero() || sh.out.ExpansionCut {
 		return
 	}
 	length := m.End.T.Sub(m.Start.T)
@@ -363,7 +373,12 @@ func (sh *shaper) expand(seg *segment, series *feed.Series, m *feed.Event, byRID
 			x.Truncated = true
 			return
 		}
+		if sh.opts.MaxExpanded > 0 && sh.out.expanded > sh.opts.MaxExpanded {
+			sh.out.ExpansionCut = true
+			return
+		}
 		x.Occurrences++
+		sh.out.expanded++
 		ev.SetSeries(nil)
 		sh.emit(ev, calsyncd.StandaloneKey(m.UID, feed.CanonicalRecurrenceID(instanceTime(m.Start, t))))
 	}
@@ -386,6 +401,17 @@ func instanceTime(start feed.Time, t time.Time) feed.Time {
 		out.T = t.In(start.T.Location())
 	}
 	return out
+}
+
+// ExpandedOccurrences is how many occurrences were written as single
+// events, over every expanded series (at most one more than
+// ShapeOptions.MaxExpanded: see ExpansionCut).
+func (s Shaped) ExpandedOccurrences() int {
+	n := 0
+	for _, x := range s.Expanded {
+		n += x.Occurrences
+	}
+	return n
 }
 
 // ExpansionNote says, for the subscription's status, which series are

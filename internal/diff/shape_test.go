@@ -219,3 +219,38 @@ func TestComputeOrdersSeriesBeforeTheirInstances(t *testing.T) {
 		t.Errorf("instance of the split series has parent %+v", p.Creates[3].Parent)
 	}
 }
+
+// TestShapeStopsExpandingAtTheLimit: with MaxExpanded set, shaping ten
+// FREQ=SECONDLY series (1.2 KB of feed, 10,000 single events) stops just
+// past the limit instead of building them all for the guard to refuse.
+func TestShapeStopsExpandingAtTheLimit(t *testing.T) {
+	now := time.Date(2027, 3, 1, 0, 0, 0, 0, time.UTC)
+	var b strings.Builder
+	b.WriteString("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:x\r\n")
+	for i := range 10 {
+		fmt.Fprintf(&b, "BEGIN:VEVENT\r\nUID:s%d\r\nDTSTART:20270302T000000Z\r\nDURATION:PT1S\r\nRRULE:FREQ=SECONDLY\r\nSUMMARY:s\r\nEND:VEVENT\r\n", i)
+	}
+	b.WriteString("END:VCALENDAR\r\n")
+	cal, err := feed.ParseBytes([]byte(b.String()), feed.Options{Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secondly := func(ev *feed.Event) string {
+		if ev.Series != nil && ev.Series.Frequency() == "SECONDLY" {
+			return "sub-daily"
+		}
+		return ""
+	}
+	opts := diff.ShapeOptions{From: now.Add(-24 * time.Hour), To: now.Add(365 * 24 * time.Hour), Unsupported: secondly}
+	all := diff.Shape(cal.Events, opts)
+	opts.MaxExpanded = 5000
+	cut := diff.Shape(cal.Events, opts)
+	t.Logf("%d bytes of feed: %d single events unbounded; %d with MaxExpanded 5000 (cut %v)",
+		b.Len(), all.ExpandedOccurrences(), cut.ExpandedOccurrences(), cut.ExpansionCut)
+	if all.ExpandedOccurrences() != 10000 || all.ExpansionCut {
+		t.Errorf("unbounded: %d occurrences (cut %v), want 10000", all.ExpandedOccurrences(), all.ExpansionCut)
+	}
+	if cut.ExpandedOccurrences() != 5001 || !cut.ExpansionCut || len(cut.Events) != 5001 {
+		t.Errorf("bounded: %d occurrences, %d events (cut %v), want 5001 and the cut flagged", cut.ExpandedOccurrences(), len(cut.Events), cut.ExpansionCut)
+	}
+}

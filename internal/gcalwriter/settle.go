@@ -124,8 +124,10 @@ func (w *Writer) reject(br *batchRun, op diff.Op, reason string) {
 		rej.Hash = op.Event.Hash
 	}
 	series := op.Event != nil && op.Event.IsRecurring()
+	var nth int
 	br.update(func(r *calsyncd.WriteResult) {
 		r.Rejected++
+		nth = r.Rejected
 		r.Rejections = append(r.Rejections, rej)
 		if series {
 			r.RefusedSeries = append(r.RefusedSeries, op.Key)
@@ -143,8 +145,15 @@ func (w *Writer) reject(br *batchRun, op diff.Op, reason string) {
 		w.stopWith(br, persistError(br, op, perr).err)
 		return
 	}
-	w.log.Warn("event rejected by Google", "subscription", br.SubscriptionID, "op", op.Kind.String(), "event", op.Key.String(), "reason", reason)
+	// The first few are logged one by one; the batch's line counts them
+	// all (a feed of thousands of refused events must not flood the log).
+	if nth <= loggedRejections {
+		w.log.Warn("event rejected by Google", "subscription", br.SubscriptionID, "op", op.Kind.String(), "event", op.Key.String(), "reason", reason)
+	}
 }
+
+// loggedRejections is how many refusals a batch logs one by one.
+const loggedRejections = 10
 
 // fail records the write as failed and stops the batch.
 func (w *Writer) fail(br *batchRun, e *Error) {

@@ -357,6 +357,9 @@ func (w *Writer) logResult(br *batchRun) {
 	if !res.ThrottleUntil.IsZero() {
 		attrs = append(attrs, slog.String("throttle_until", res.ThrottleUntil.UTC().Format(time.RFC3339)))
 	}
+	if res.Rejected > loggedRejections {
+		attrs = append(attrs, slog.Int("rejections_logged", loggedRejections))
+	}
 	if res.Deferred > 0 {
 		w.log.Warn(fmt.Sprintf("deferred %d writes", res.Deferred), attrs...)
 		return

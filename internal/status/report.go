@@ -318,6 +318,8 @@ func Explain(class calsyncd.ErrorClass) string {
 		return "The feed server is overloaded or failing (429/5xx); calsyncd retries later."
 	case calsyncd.ClassFeedTooLarge:
 		return "The feed is larger than feed.max_size; raise the limit if the feed is genuine."
+	case calsyncd.ClassFeedOverLimit:
+		return "The feed has more events, or expands into more single events, than limits.max_events or limits.max_instances_expanded allow; nothing was written or deleted. Raise the limit (for this subscription) if the feed is genuine."
 	case calsyncd.ClassFeedInvalid:
 		return "The feed did not answer with an iCalendar document (an HTML login page, an empty or truncated body). Nothing was deleted."
 	}

@@ -1,10 +1,13 @@
 package status
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -32,6 +35,10 @@ type ServerOptions struct {
 	Token string
 	Log   *slog.Logger
 	Now   func() time.Time
+
+	// StateWritable, when set, says whether the state directory can be
+	// written (every run needs it); /healthz degrades when it cannot.
+	StateWritable func() error
 }
 
 // Server is the status endpoint.
@@ -122,6 +129,14 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("unhealthy: the state database does not answer\n"))
 		return
 	}
+	if s.opts.StateWritable != nil {
+		if err := s.opts.StateWritable(); err != nil {
+			s.opts.Log.Error("health check: the state directory is not writable", "error", err)
+			w.WriteHeader(http.StatusServiceUnavailable)
+			w.Write([]byte("unhealthy: the state directory is not writable; no sync can run (see the daemon's log)\n"))
+			return
+		}
+	}
 	w.Write([]byte("ok\n"))
 }
 
@@ -156,27 +171,61 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// trigger runs a subscription now. The body, when there is one, is the
+// operator's options as JSON (what `calsyncd sync` hands off); an option
+// this daemon does not know is refused, never dropped.
 func (s *Server) trigger(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	if s.opts.Daemon == nil {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "no daemon"})
 		return
 	}
-	runID, err := s.opts.Daemon.Trigger(id, subscription.Options{})
+	opts, err := triggerOptions(w, r)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+		return
+	}
+	runID, err := s.opts.Daemon.Trigger(id, opts)
+	var held *subscription.LeaseHeldError
 	switch {
 	case err == nil:
-		s.opts.Log.Info("sync requested over HTTP", "subscription", id, "run", runID)
+		s.opts.Log.Info("sync requested over HTTP", "subscription", id, "run", runID,
+			"allow_deletes", opts.AllowDeletes, "reconcile", opts.Reconcile)
 		writeJSON(w, http.StatusAccepted, map[string]any{"subscription": id, "run_id": runID})
 	case errors.Is(err, subscription.ErrUnknownSubscription):
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no subscription with that id"})
 	case errors.Is(err, subscription.ErrBusy):
 		writeJSON(w, http.StatusConflict, map[string]string{"error": "a sync of this subscription is already running"})
+	case errors.As(err, &held):
+		msg := "this daemon does not hold the lease of account " + held.Account
+		if held.Holder != "" {
+			msg += "; " + held.Holder + " holds it: ask that replica"
+		}
+		writeJSON(w, http.StatusConflict, map[string]string{"error": msg, "account": held.Account, "holder": held.Holder})
 	case errors.Is(err, subscription.ErrStopping):
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "the daemon is shutting down"})
 	default:
 		s.opts.Log.Error("sync request failed", "subscription", id, "error", err)
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "the sync could not start; see the daemon's log"})
 	}
+}
+
+// triggerOptions reads a trigger's options; an empty body is a plain sync.
+func triggerOptions(w http.ResponseWriter, r *http.Request) (subscription.Options, error) {
+	var opts subscription.Options
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 64<<10))
+	if err != nil {
+		return opts, errors.New("the request body could not be read")
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return opts, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&opts); err != nil {
+		return subscription.Options{}, fmt.Errorf("the sync's options were refused (%v); is the daemon older than this calsyncd?", err)
+	}
+	return opts, nil
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"io"
 	"log/slog"
@@ -121,12 +122,14 @@ type fakeDaemon struct {
 	err     error
 	runID   int64
 	got     []string
+	opts    []subscription.Options
 }
 
 func (f *fakeDaemon) Running() bool            { return f.running }
 func (f *fakeDaemon) NextRun(string) time.Time { return t0.Add(time.Hour) }
-func (f *fakeDaemon) Trigger(id string, _ subscription.Options) (int64, error) {
+func (f *fakeDaemon) Trigger(id string, opts subscription.Options) (int64, error) {
 	f.got = append(f.got, id)
+	f.opts = append(f.opts, opts)
 	return f.runID, f.err
 }
 
@@ -169,6 +172,24 @@ func TestHealthz(t *testing.T) {
 	st.Close()
 	if code, body := do(t, "GET", ts.URL+"/healthz", ""); code != 503 || !strings.Contains(body, "database") {
 		t.Errorf("database closed: %d %q", code, body)
+	}
+}
+
+// TestHealthzDegradesWhenTheStateDirectoryIsUnwritable (issue 15: a lock
+// directory the daemon could not write left /healthz ok).
+func TestHealthzDegradesWhenTheStateDirectoryIsUnwritable(t *testing.T) {
+	st, cfg := fixture(t)
+	var writable error
+	srv := status.NewServer(status.ServerOptions{Source: st, Config: func() *config.Config { return cfg }, Daemon: &fakeDaemon{running: true},
+		Metrics: status.NewMetrics(), Log: slog.New(slog.DiscardHandler), StateWritable: func() error { return writable }})
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	if code, body := do(t, "GET", ts.URL+"/healthz", ""); code != 200 {
+		t.Errorf("writable: %d %q", code, body)
+	}
+	writable = errors.New("subscription: lock directory: mkdir /var/lib/calsyncd/locks: permission denied")
+	if code, body := do(t, "GET", ts.URL+"/healthz", ""); code != 503 || !strings.Contains(body, "state directory") {
+		t.Errorf("unwritable: %d %q", code, body)
 	}
 }
 

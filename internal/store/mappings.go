@@ -39,6 +39,20 @@ func (s *Store) CountMappings(ctx context.Context, subscriptionID string) (int, 
 	return n, nil
 }
 
+// DeleteMappings forgets every mapping of a subscription (its rejections
+// stay: they are about the events' content): the subscription moved to
+// another calendar, where its events are mapped anew. What is still
+// queued for it is committed first.
+func (s *Store) DeleteMappings(ctx context.Context, subscriptionID string) error {
+	if err := s.Flush(ctx, subscriptionID); err != nil {
+		return err
+	}
+	if _, err := s.exec(ctx, `DELETE FROM mappings WHERE subscription_id = ?`, subscriptionID); err != nil {
+		return fmt.Errorf("store: delete mappings of %s: %w", subscriptionID, err)
+	}
+	return nil
+}
+
 // PutMapping records (or replaces) one mapping and forgets the key's
 // rejection, committed before it returns.
 func (s *Store) PutMapping(ctx context.Context, subscriptionID string, m calsyncd.Mapping) error {

@@ -34,7 +34,7 @@ func TestMigrationsAreAppliedOnce(t *testing.T) {
 }
 
 // latestMigration is the number of the newest file in migrations/<driver>.
-const latestMigration = 4
+const latestMigration = 5
 
 // Replicas starting at once must not trip over each other's migrations.
 func TestConcurrentOpensMigrateOnce(t *testing.T) {
@@ -90,16 +90,22 @@ func TestSubscriptionState(t *testing.T) {
 		}
 		st.State, st.ConsecutiveErrors, st.ETag, st.Notes = calsyncd.StateError, 3, `"v1"`, []string{"expanded 2 series"}
 		st.FetchNotBefore = time.Date(2026, 11, 29, 13, 0, 0, 0, time.UTC)
+		st.GuardPeak, st.GuardPeakAt = 100, time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+		st.Vacating = []calsyncd.Location{{Calendar: "old@example.com", Account: "default"}}
+		st.FeedThrottledSince = time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
 		if err := s.SaveSubscription(ctx, st); err != nil {
 			t.Fatal(err)
 		}
-		// Ensuring again keeps the state but follows a changed calendar.
+		// Ensuring again keeps the state, the calendar and account
+		// included: a changed calendar is a move, the runner's to make.
 		got, err := s.EnsureSubscription(ctx, "team", "new@example.com", "work")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.State != calsyncd.StateError || got.ConsecutiveErrors != 3 || got.ETag != `"v1"` || got.Calendar != "new@example.com" ||
-			got.Account != "work" || len(got.Notes) != 1 || !got.FetchNotBefore.Equal(st.FetchNotBefore) {
+		if got.State != calsyncd.StateError || got.ConsecutiveErrors != 3 || got.ETag != `"v1"` || got.Calendar != "team@example.com" ||
+			got.Account != "default" || len(got.Notes) != 1 || !got.FetchNotBefore.Equal(st.FetchNotBefore) ||
+			got.GuardPeak != 100 || !got.GuardPeakAt.Equal(st.GuardPeakAt) || len(got.Vacating) != 1 ||
+			got.Vacating[0] != st.Vacating[0] || !got.FeedThrottledSince.Equal(st.FeedThrottledSince) {
 			t.Fatalf("reloaded = %+v", got)
 		}
 		if _, err := s.Subscription(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
@@ -159,6 +165,19 @@ func TestMappingsAndRejections(t *testing.T) {
 		}
 		if n, _ := s.CountMappings(ctx, "team"); n != 2 {
 			t.Fatalf("count after delete = %d, want 2", n)
+		}
+		// A moved subscription forgets its mappings, not its rejections.
+		if err := s.PutRejection(ctx, "team", calsyncd.Rejection{Key: calsyncd.Key{UID: "bad2"}, Hash: "h11", Reason: "HTTP 400"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DeleteMappings(ctx, "team"); err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := s.CountMappings(ctx, "team"); n != 0 {
+			t.Fatalf("count after DeleteMappings = %d, want 0", n)
+		}
+		if rj, _ := s.Rejections(ctx, "team"); len(rj) != 1 {
+			t.Fatalf("rejections after DeleteMappings = %v, want the one kept", rj)
 		}
 		// Forgetting a subscription cascades to what it owns.
 		if err := s.DeleteSubscription(ctx, "team"); err != nil {

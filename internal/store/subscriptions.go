@@ -13,14 +13,17 @@ import (
 
 const subscriptionColumns = `id, calendar, account, state, consecutive_errors, last_error_class, last_error,
 	etag, last_modified, body_hash, render_policy, filtered, fetch_not_before, guard_runs, held_deletes, last_reconcile_at,
-	next_run_at, notes, created_at, updated_at`
+	next_run_at, notes, created_at, updated_at, guard_peak, guard_peak_at, vacating, feed_throttled_since`
 
-// EnsureSubscription creates the subscription's row if it is new and updates
-// its calendar and account otherwise, returning its state.
+// EnsureSubscription creates the subscription's row if it is new and
+// returns its state. An existing row keeps the calendar and account its
+// events are in: a subscription whose configured ones differ has moved,
+// and its runner moves it (SaveSubscription), once its events are in the
+// new calendar.
 func (s *Store) EnsureSubscription(ctx context.Context, id, calendar, account string) (calsyncd.SubscriptionState, error) {
 	now := ms(s.Now())
 	_, err := s.exec(ctx, `INSERT INTO subscriptions (id, calendar, account, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET calendar = excluded.calendar, account = excluded.account`,
+		ON CONFLICT (id) DO NOTHING`,
 		id, calendar, account, now, now)
 	if err != nil {
 		return calsyncd.SubscriptionState{}, fmt.Errorf("store: ensure subscription %s: %w", id, err)
@@ -83,18 +86,24 @@ func (s *Store) SetNextRun(ctx context.Context, id string, at time.Time) error {
 // SaveSubscription writes a subscription's state (the row must exist); the
 // next run time is left to SetNextRun.
 func (s *Store) SaveSubscription(ctx context.Context, st calsyncd.SubscriptionState) error {
-	notes := ""
+	notes, vacating := "", ""
 	if len(st.Notes) > 0 {
 		b, _ := json.Marshal(st.Notes)
 		notes = string(b)
 	}
+	if len(st.Vacating) > 0 {
+		b, _ := json.Marshal(st.Vacating)
+		vacating = string(b)
+	}
 	res, err := s.exec(ctx, `UPDATE subscriptions SET calendar = ?, account = ?, state = ?, consecutive_errors = ?,
 		last_error_class = ?, last_error = ?, etag = ?, last_modified = ?, body_hash = ?, render_policy = ?, filtered = ?, fetch_not_before = ?,
-		guard_runs = ?, held_deletes = ?, last_reconcile_at = ?, notes = ?, updated_at = ?
+		guard_runs = ?, held_deletes = ?, last_reconcile_at = ?, notes = ?, updated_at = ?,
+		guard_peak = ?, guard_peak_at = ?, vacating = ?, feed_throttled_since = ?
 		WHERE id = ?`,
 		st.Calendar, st.Account, string(st.State), st.ConsecutiveErrors, string(st.LastErrorClass), st.LastError,
 		st.ETag, st.LastModified, st.BodyHash, st.RenderPolicy, st.Filtered, ms(st.FetchNotBefore), st.GuardRuns, st.HeldDeletes,
-		ms(st.LastReconcileAt), notes, ms(s.Now()), st.ID)
+		ms(st.LastReconcileAt), notes, ms(s.Now()),
+		st.GuardPeak, ms(st.GuardPeakAt), vacating, ms(st.FeedThrottledSince), st.ID)
 	if err != nil {
 		return fmt.Errorf("store: save subscription %s: %w", st.ID, err)
 	}
@@ -122,13 +131,19 @@ func scanSubscription(r scanner) (calsyncd.SubscriptionState, error) {
 	var (
 		st                                            calsyncd.SubscriptionState
 		fetchNB, reconcile, nextRun, created, updated int64
-		notes                                         string
+		peakAt, throttled                             int64
+		notes, vacating                               string
 	)
 	err := r.Scan(&st.ID, &st.Calendar, &st.Account, &st.State, &st.ConsecutiveErrors, &st.LastErrorClass,
 		&st.LastError, &st.ETag, &st.LastModified, &st.BodyHash, &st.RenderPolicy, &st.Filtered, &fetchNB, &st.GuardRuns, &st.HeldDeletes,
-		&reconcile, &nextRun, &notes, &created, &updated)
+		&reconcile, &nextRun, &notes, &created, &updated, &st.GuardPeak, &peakAt, &vacating, &throttled)
 	if err != nil {
 		return st, err
+	}
+	st.GuardPeakAt = fromMS(peakAt)
+	st.FeedThrottledSince = fromMS(throttled)
+	if vacating != "" {
+		_ = json.Unmarshal([]byte(vacating), &st.Vacating)
 	}
 	st.FetchNotBefore = fromMS(fetchNB)
 	st.LastReconcileAt = fromMS(reconcile)

@@ -13,7 +13,6 @@ import (
 
 	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/config"
-	"github.com/calsyncd/calsyncd/internal/diff"
 )
 
 // DaemonStore is what the daemon reads beyond the runner's needs.
@@ -47,6 +46,8 @@ type Daemon struct {
 	stopping bool
 	started  bool
 	inflight sync.WaitGroup
+	// pendingPrune: removed subscriptions whose prune waits for a run.
+	pendingPrune map[string]bool
 
 	// work is the context of every run; it is cancelled only when the
 	// shutdown deadline passes. drain is closed when shutdown begins: runs
@@ -102,7 +103,8 @@ func NewDaemon(cfg *config.Config, runner *Runner, st DaemonStore, log *slog.Log
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Daemon{runner: runner, store: st, log: log, seed: seed, cfg: cfg, entries: map[string]*entry{}, drain: make(chan struct{})}
+	return &Daemon{runner: runner, store: st, log: log, seed: seed, cfg: cfg, entries: map[string]*entry{}, drain: make(chan struct{}),
+		pendingPrune: map[string]bool{}}
 }
 
 // Start schedules every subscription and starts the scheduler.
@@ -209,6 +211,7 @@ func (d *Daemon) scheduled(id string) {
 		}
 	}
 	_, err := d.once().Run(d.work, sub, Options{Scheduled: true, Drain: d.drain})
+	defer d.afterRun(id)
 	switch {
 	case errors.Is(err, ErrLeaseHeld):
 		d.log.Debug("another replica holds the account; not running", "subscription", id, "account", sub.AccountName())
@@ -265,8 +268,11 @@ var ErrUnknownSubscription = errors.New("subscription: no such subscription")
 // ErrStopping is returned by Trigger during shutdown.
 var ErrStopping = errors.New("subscription: the daemon is shutting down")
 
-// Trigger runs a subscription now, in the background, and returns the new
-// run's id once it is recorded. ErrBusy means a run is already going.
+// Trigger runs a subscription now, in the background, with the operator's
+// options, and returns the new run's id once it is recorded. ErrBusy means
+// a run is already going; a *LeaseHeldError names the process holding the
+// subscription's account when this daemon does not hold it (and cannot
+// claim it now).
 func (d *Daemon) Trigger(id string, opts Options) (int64, error) {
 	d.mu.Lock()
 	e, ok := d.entries[id]
@@ -281,28 +287,53 @@ func (d *Daemon) Trigger(id string, opts Options) (int64, error) {
 	sub := e.sub
 	d.inflight.Add(1)
 	d.mu.Unlock()
-	once := d.once()
-	if !once.Holds(sub.AccountName()) {
+	if err := d.claim(sub.AccountName()); err != nil {
 		d.inflight.Done()
-		return 0, fmt.Errorf("%w %s; trigger the sync on the replica that holds it", ErrLeaseHeld, sub.AccountName())
+		return 0, err
 	}
-
 	started := make(chan int64, 1)
-	failed := make(chan error, 1)
+	finished := make(chan error, 1)
 	opts.Started = func(runID int64) { started <- runID }
-	opts.Drain = d.drain
+	opts.Drain, opts.Scheduled = d.drain, false
 	go func() {
 		defer d.inflight.Done()
-		if _, err := once.Run(d.work, sub, opts); err != nil {
-			failed <- err
-		}
+		_, err := d.once().Run(d.work, sub, opts)
+		finished <- err
+		d.afterRun(id)
 	}()
 	select {
 	case runID := <-started:
 		return runID, nil
-	case err := <-failed:
+	case err := <-finished:
+		select {
+		case runID := <-started:
+			return runID, nil // it ran to its end before we looked
+		default:
+		}
+		if err == nil {
+			err = errors.New("subscription: the run ended without being recorded")
+		}
 		return 0, err
 	}
+}
+
+// claim makes sure this daemon holds the account's lease, claiming it now
+// if it is free, so a run it is asked for is never refused for a lease it
+// could have had.
+func (d *Daemon) claim(account string) error {
+	if d.leases == nil || d.leases.Holds(account) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(d.work, 10*time.Second)
+	defer cancel()
+	ok, l, err := d.leases.Acquire(ctx, account)
+	if err != nil {
+		return fmt.Errorf("subscription: cannot claim the lease of account %s: %w", account, err)
+	}
+	if !ok {
+		return &LeaseHeldError{Account: account, Holder: l.Owner}
+	}
+	return nil
 }
 
 // Reload applies a new configuration: added subscriptions are scheduled,
@@ -358,7 +389,9 @@ func (d *Daemon) Reload(ctx context.Context, cfg *config.Config) error {
 	sort.Strings(removed)
 	sort.Strings(changed)
 	d.log.Info("configuration reloaded", "added", added, "removed", removed, "changed", changed, "schedule", cfg.Schedule)
-	if len(removed) > 0 {
+	// With prune_on_remove every reload also retries the prunes that
+	// failed before.
+	if len(removed) > 0 || cfg.Sync.PruneOnRemove {
 		d.inflight.Add(1)
 		go func() {
 			defer d.inflight.Done()
@@ -372,38 +405,6 @@ func sameSettings(a, b config.Subscription) bool {
 	return a.URL == b.URL && a.Calendar == b.Calendar && a.Account == b.Account && a.TimeZone == b.TimeZone &&
 		a.Identity == b.Identity && fmt.Sprint(a.Headers) == fmt.Sprint(b.Headers) &&
 		fmt.Sprint(a.BasicAuth) == fmt.Sprint(b.BasicAuth) && fmt.Sprint(a.Window) == fmt.Sprint(b.Window)
-}
-
-// pruneRemoved handles subscriptions the database knows but the
-// configuration no longer lists: with prune_on_remove their events are
-// deleted from Google and the subscription forgotten; otherwise they are
-// left alone (and logged once).
-func (d *Daemon) pruneRemoved(ctx context.Context, cfg *config.Config) {
-	known, err := d.store.Subscriptions(ctx)
-	if err != nil {
-		d.log.Warn("cannot list subscriptions in the database", "error", err)
-		return
-	}
-	for _, st := range known {
-		if _, ok := cfg.Subscription(st.ID); ok {
-			continue
-		}
-		if d.leases != nil && !d.leases.Holds(st.Account) {
-			continue // the replica holding the account prunes it
-		}
-		if !cfg.Sync.PruneOnRemove {
-			d.log.Info("subscription removed from the configuration; its events stay in Google (set sync.prune_on_remove to delete them)",
-				"subscription", st.ID)
-			continue
-		}
-		if err := d.runner.Prune(d.work, st); err != nil {
-			d.log.Error("prune of a removed subscription failed; retried at the next reload or start", "subscription", st.ID, "error", err)
-			continue
-		}
-		if err := d.store.DeleteSubscription(context.WithoutCancel(ctx), st.ID); err != nil {
-			d.log.Error("cannot forget a pruned subscription", "subscription", st.ID, "error", err)
-		}
-	}
 }
 
 // Shutdown stops scheduling and drains: running syncs start no new writes,
@@ -442,40 +443,4 @@ func (d *Daemon) Shutdown(ctx context.Context) error {
 		d.leases.Release(context.WithoutCancel(ctx))
 	}
 	return err
-}
-
-// Prune deletes every event a subscription wrote, through the paced writer,
-// forgetting each mapping as its event goes. It is used when a subscription
-// is removed with sync.prune_on_remove set.
-func (r *Runner) Prune(ctx context.Context, st calsyncd.SubscriptionState) error {
-	unlock, err := r.lock(st.ID)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	mapped, err := r.Store.Mappings(ctx, st.ID)
-	if err != nil {
-		return err
-	}
-	if len(mapped) == 0 {
-		return nil
-	}
-	w, err := r.Writer(st.Account)
-	if err != nil {
-		return err
-	}
-	plan := diff.Compute(nil, mapped, nil)
-	rec := &persister{store: r.Store, sub: st.ID}
-	res := w.Apply(ctx, diff.Batch{SubscriptionID: st.ID, CalendarID: st.Calendar, Ops: plan.Deletes}, rec)
-	if err := rec.flush(ctx); err != nil {
-		return err
-	}
-	r.log().Info("pruned a removed subscription", "subscription", st.ID, "deleted", res.Deleted, "deferred", res.Deferred, "failed", res.Failed)
-	if res.Err != nil {
-		return res.Err
-	}
-	if left := len(mapped) - res.Deleted; left > 0 {
-		return fmt.Errorf("subscription: %d events of %s not yet deleted", left, st.ID)
-	}
-	return nil
 }

@@ -82,9 +82,9 @@ func (h *harness) open() {
 		h.t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	// Pacing is the writer's own business, tested there; here it only
-	// needs to be quick.
-	w := gcalwriter.New(svc, gcalwriter.Options{Logger: log, Spacing: time.Millisecond})
+	// Pacing and retries are the writer's own business, tested there; here
+	// they only need to be quick.
+	w := gcalwriter.New(svc, gcalwriter.Options{Logger: log, Spacing: time.Millisecond, RetryBase: time.Millisecond, RetryCap: 4 * time.Millisecond})
 	h.runner = &subscription.Runner{
 		Config:  h.cfg,
 		Store:   st,
@@ -142,3 +142,12 @@ func (h *harness) agenda() []gcalfake.Occurrence {
 }
 
 func totalWrites(m map[string]int) int { return m["insert"] + m["update"] + m["patch"] + m["delete"] }
+
+// captureLog sends the runner's log lines (debug and up) to a buffer.
+func captureLog(h *harness) *lockedBuffer {
+	logs := &lockedBuffer{}
+	h.runner.Log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	return logs
+}
+
+var allowDeletes = subscription.Options{AllowDeletes: true}

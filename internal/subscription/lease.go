@@ -30,6 +30,24 @@ type LeaseStore interface {
 // ErrLeaseHeld is wrapped when another process holds an account's lease.
 var ErrLeaseHeld = errors.New("subscription: another calsyncd process holds the account")
 
+// LeaseHeldError is ErrLeaseHeld with the account and, when known, the
+// process holding its lease.
+type LeaseHeldError struct {
+	Account string
+	// Holder is the lease owner's identity (replica/pid/random), "" when
+	// not known.
+	Holder string
+}
+
+func (e *LeaseHeldError) Error() string {
+	if e.Holder == "" {
+		return fmt.Sprintf("%v %s", ErrLeaseHeld, e.Account)
+	}
+	return fmt.Sprintf("%v %s (%s)", ErrLeaseHeld, e.Account, e.Holder)
+}
+
+func (e *LeaseHeldError) Unwrap() error { return ErrLeaseHeld }
+
 // errLeaseLost is the cause of a run cancelled because its lease lapsed.
 var errLeaseLost = errors.New("subscription: the account's lease was lost")
 

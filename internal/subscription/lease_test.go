@@ -2,6 +2,7 @@ package subscription_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -123,8 +124,9 @@ func TestReplicasTakeTurnsPerAccount(t *testing.T) {
 		if total(fb) != 0 || total(fa) < 9 {
 			t.Fatalf("while a holds every account: a fetched %d, b %d", total(fa), total(fb))
 		}
-		if _, err := b.Trigger("good", subscription.Options{}); err == nil {
-			t.Fatal("b ran a subscription whose account a holds")
+		var held *subscription.LeaseHeldError
+		if _, err := b.Trigger("good", subscription.Options{}); !errors.As(err, &held) || held.Holder != "replica-a" || held.Account != "default" {
+			t.Fatalf("b asked to run a subscription whose account a holds: %v, want a LeaseHeldError naming replica-a", err)
 		}
 		a.Shutdown(ctx)
 		before := total(fa)

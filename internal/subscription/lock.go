@@ -43,3 +43,19 @@ func (l FileLocker) TryLock(id string) (func(), error) {
 		f.Close()
 	}, nil
 }
+
+// Probe checks that the lock directory can be written, as every run's
+// lock needs; the status endpoint's /healthz asks it, so an unwritable
+// state directory is not "ok".
+func (l FileLocker) Probe() error {
+	if err := os.MkdirAll(l.Dir, 0o700); err != nil {
+		return fmt.Errorf("subscription: lock directory: %w", err)
+	}
+	f, err := os.CreateTemp(l.Dir, ".probe-*")
+	if err != nil {
+		return fmt.Errorf("subscription: lock directory: %w", err)
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
+}

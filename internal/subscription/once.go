@@ -2,7 +2,6 @@ package subscription
 
 import (
 	"context"
-	"fmt"
 	"sync"
 
 	"github.com/calsyncd/calsyncd/internal/config"
@@ -27,7 +26,7 @@ func (o Once) Holds(account string) bool { return o.Leases == nil || o.Leases.Ho
 func (o Once) Run(ctx context.Context, sub config.Subscription, opts Options) (Report, error) {
 	account := sub.AccountName()
 	if !o.Holds(account) {
-		return Report{Subscription: sub.ID}, fmt.Errorf("%w %s", ErrLeaseHeld, account)
+		return Report{Subscription: sub.ID}, &LeaseHeldError{Account: account}
 	}
 	if o.Leases != nil {
 		var cancel context.CancelFunc
@@ -81,7 +80,7 @@ func (o Once) All(ctx context.Context, subs []config.Subscription, opts Options)
 	var wg sync.WaitGroup
 	for i, sub := range subs {
 		if account := sub.AccountName(); !o.Holds(account) {
-			results[i] = Result{Report: Report{Subscription: sub.ID}, Err: fmt.Errorf("%w %s (%s)", ErrLeaseHeld, account, holders[account])}
+			results[i] = Result{Report: Report{Subscription: sub.ID}, Err: &LeaseHeldError{Account: account, Holder: holders[account]}}
 			continue
 		}
 		wg.Go(func() {

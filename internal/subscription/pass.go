@@ -10,6 +10,7 @@ package subscription
 //
 //	begin      the run's record, the state it starts from, the render policy
 //	           … the account's turn (Workers)
+//	move       a changed calendar or account: mirror anew (move.go)
 //	fetch      conditional GET, the body streamed; not modified ⇒ settle
 //	parse      ICS ⇒ normalised events from the stream; the same body as
 //	           the last complete run ⇒ settle
@@ -22,6 +23,7 @@ package subscription
 //	guard      the mass-delete guard (pure)
 //	apply      paced writes, each queued for the store's group commit as
 //	           Google accepts it, flushed when the batch is done
+//	vacate     a moved subscription's events out of its old calendar
 //	settle     outcome ⇒ state machine, run record, validators, one log line
 //
 // When Google refuses a series, apply hands the pass back for a second
@@ -68,6 +70,9 @@ type pass struct {
 	resp *fetch.Response
 	// comeBack is when the feed server asked us to fetch again.
 	comeBack time.Time
+	// feedAnswered: the feed server answered the fetch (or it failed),
+	// other than with 429; feed429: it answered 429 Too Many Requests.
+	feedAnswered, feed429 bool
 	// parse
 	now time.Time // the time the feed is read at
 	cal *feed.Calendar
@@ -77,6 +82,13 @@ type pass struct {
 	writer Writer
 	// reconcile
 	repaired *repaired
+	// move and vacate (move.go): where the events were until this run,
+	// whether their mappings were let go, and what became of the
+	// calendars left behind.
+	movedFrom   *calsyncd.Location
+	moveApplied bool
+	vacated     []vacatedCalendar
+	vacateHeld  string
 
 	// shape, plan, guard and apply run once, twice when Google refused a
 	// series in the first round.
@@ -86,7 +98,10 @@ type pass struct {
 	mapped  int            // mappings within the window the plan was made against
 	churn   *diff.UIDChurn // the first round's
 	verdict diff.Verdict   // the guard's, for the whole run
-	planned PlanCounts     // every round's plan, as guarded
+	// peak is the guard's high-water mark of mappings, reached at peakAt.
+	peak    int
+	peakAt  time.Time
+	planned PlanCounts // every round's plan, as guarded
 	// unguarded are the first round's deletes before the guard; filtered
 	// how many of them the filters caused.
 	unguarded []diff.Op
@@ -143,12 +158,12 @@ func (r *Runner) inTurn(ctx context.Context, p pass) pass {
 		return p.stop(calsyncd.OutcomeDeferred, nil)
 	}
 	defer release()
-	return r.run(ctx, p)
+	return r.vacate(ctx, r.run(ctx, p))
 }
 
 // run takes a begun pass as far as it goes.
 func (r *Runner) run(ctx context.Context, p pass) pass {
-	if p.over() {
+	if p = move(p); p.over() {
 		return p
 	}
 	if p = r.read(ctx, p); p.over() {
@@ -170,8 +185,7 @@ func (r *Runner) run(ctx context.Context, p pass) pass {
 		return p
 	}
 	for p.round = 1; ; p.round++ {
-		p = plan(shape(p))
-		if p = guard(p); p.dryRun {
+		if p = guard(plan(shape(p))); p.over() || p.dryRun {
 			return p
 		}
 		if p = r.apply(ctx, p); p.over() || p.refused == 0 || p.round > 1 {
@@ -238,15 +252,19 @@ func (r *Runner) read(ctx context.Context, p pass) pass {
 // it in full), so the pass will plan.
 func (r *Runner) load(ctx context.Context, p pass) pass {
 	var err error
-	if p.known.mappings, err = r.Store.Mappings(ctx, p.sub.ID); err != nil {
-		return p.stop(calsyncd.OutcomeFailed, err)
+	// A moved subscription's mappings are the old calendar's: it plans
+	// against none (move).
+	if p.movedFrom == nil {
+		if p.known.mappings, err = r.Store.Mappings(ctx, p.sub.ID); err != nil {
+			return p.stop(calsyncd.OutcomeFailed, err)
+		}
+		// A subscription's first sync is a backfill: it must not starve
+		// the small changes of the account's other subscriptions.
+		p.firstSync = len(p.known.mappings) == 0
 	}
 	if p.known.rejections, err = r.Store.Rejections(ctx, p.sub.ID); err != nil {
 		return p.stop(calsyncd.OutcomeFailed, err)
 	}
-	// A subscription's first sync is a backfill: it must not starve the
-	// small changes of the account's other subscriptions.
-	p.firstSync = len(p.known.mappings) == 0
 	return p
 }
 
@@ -259,7 +277,7 @@ func (r *Runner) fetch(ctx context.Context, p pass) pass {
 	}
 	// After a failure, fetch in full: a clean run must prove the whole
 	// pipeline works again. A reconcile needs the feed's events too, and so
-	// do a changed render policy and a dry-run.
+	// do a changed render policy, a dry-run and a move until it is complete.
 	if p.found.ConsecutiveErrors == 0 && !p.full() {
 		req.ETag, req.LastModified = p.found.ETag, p.found.LastModified
 	}
@@ -277,11 +295,13 @@ func (r *Runner) fetch(ctx context.Context, p pass) pass {
 		}
 		// A feed server that rate-limits us is not broken: come back later.
 		if ferr != nil && ferr.StatusCode == 429 {
+			p.feed429 = true
 			return p.stop(calsyncd.OutcomeDeferred, err)
 		}
+		p.feedAnswered = true
 		return p.stop(calsyncd.OutcomeFailed, err)
 	}
-	p.resp = resp
+	p.resp, p.feedAnswered = resp, true
 	if resp.NotModified && !p.full() {
 		r.observeFetch(p.sub.ID, "not_modified")
 		return p.stop(calsyncd.OutcomeNotModified, nil)
@@ -290,10 +310,10 @@ func (r *Runner) fetch(ctx context.Context, p pass) pass {
 }
 
 // full: the pass reads the feed whatever its validators say: a reconcile
-// needs the feed's events, and so do a changed render policy and a
-// dry-run.
+// needs the feed's events, and so do a changed render policy, a dry-run
+// and a move until it is complete.
 func (p pass) full() bool {
-	return p.reconcileDue || p.dryRun || p.policy.Fingerprint() != p.found.RenderPolicy
+	return p.reconcileDue || p.dryRun || p.policy.Fingerprint() != p.found.RenderPolicy || p.moving()
 }
 
 // unchanged: the body is the one of the last complete run (for servers
@@ -341,9 +361,7 @@ func (r *Runner) parse(p pass) pass {
 		return p.stop(calsyncd.OutcomeFailed, err)
 	}
 	r.observeFetch(p.sub.ID, "ok")
-	for _, w := range cal.Warnings {
-		p.log.Debug("feed warning", "event", w.UID, "warning", w.Message)
-	}
+	p.logWarnings(cal.Warnings)
 	p.cal = cal
 	return p
 }
@@ -365,6 +383,9 @@ func (r *Runner) account(p pass) pass {
 // restores them, and duplicate copies are deleted. A failure to list is not
 // fatal: the sync goes on without repairs.
 func (r *Runner) reconcile(ctx context.Context, p pass) pass {
+	if p = r.letGo(ctx, p); p.over() {
+		return p
+	}
 	owned, err := p.writer.ListOwned(ctx, p.sub.Calendar, p.sub.ID)
 	if err != nil {
 		p.repaired = &repaired{skipped: err}
@@ -420,7 +441,8 @@ func (r *Runner) migrate(ctx context.Context, p pass) pass {
 func shape(p pass) pass {
 	win := p.cfg.EffectiveWindow(p.sub)
 	opts := diff.ShapeOptions{From: p.now.Add(-expansionReach), To: p.now.Add(expansionReach),
-		Unsupported: p.writer.Unsupported, Rejected: p.known.rejections}
+		Unsupported: p.writer.Unsupported, Rejected: p.known.rejections,
+		MaxExpanded: p.cfg.EffectiveLimits(p.sub).MaxInstancesExpanded}
 	if win.Past > 0 {
 		opts.From = p.now.Add(-win.Past.D())
 	}
@@ -447,16 +469,28 @@ func plan(p pass) pass {
 	return p
 }
 
-// guard holds deletes that look like a broken feed rather than a change
-// (see diff.Guard); a second round follows the first round's verdict.
+// guard refuses a feed over its cost limits (nothing is written: the run
+// fails) and holds deletes that look like a broken feed rather than a
+// change, weighed against the last run and the high-water mark (see
+// diff.Guard); a second round follows the first round's verdict.
 func guard(p pass) pass {
 	if p.round == 1 {
 		p.unguarded, p.filtered = p.plan.Deletes, filteredDeletes(p.plan.Deletes, p.rendered.Excluded)
-		g := p.cfg.Sync.DeleteGuard
-		p.plan, p.verdict = diff.Guard(p.plan, diff.GuardInput{Events: len(p.shaped.Events), Mapped: p.mapped,
-			Runs: p.found.GuardRuns, Allow: p.opts.AllowDeletes,
+		g, lim := p.cfg.Sync.DeleteGuard, p.cfg.EffectiveLimits(p.sub)
+		p.peak, p.peakAt = diff.NextPeak(p.found.GuardPeak, p.found.GuardPeakAt, p.mapped, p.now, g.Period.D())
+		p.plan, p.verdict = diff.Guard(p.plan, diff.GuardInput{Events: len(p.shaped.Events), Mapped: p.mapped, Peak: p.peak,
+			FeedEvents: len(p.cal.Events), Expanded: p.shaped.ExpandedOccurrences(), ExpansionCut: p.shaped.ExpansionCut,
+			Limits: diff.Limits{MaxEvents: lim.MaxEvents, MaxExpanded: lim.MaxInstancesExpanded},
+			Runs:   p.found.GuardRuns, Allow: p.opts.AllowDeletes,
 			Policy: diff.DeletePolicy{MinDeletes: g.MinDeletes, MaxFraction: g.MaxFraction, ConfirmRuns: g.ConfirmRuns}})
 		p.planned.Unchanged = p.plan.Unchanged
+		if err := p.verdict.Refused; err != nil {
+			return p.stop(calsyncd.OutcomeFailed, err)
+		}
+		if p.verdict.Released > 0 && g.Period > 0 {
+			// The shrink is confirmed: the feed's new size is the mark.
+			p.peak, p.peakAt = len(p.shaped.Events), p.now
+		}
 	} else {
 		p.plan, p.verdict = p.verdict.Follow(p.plan)
 	}

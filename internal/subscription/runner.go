@@ -34,6 +34,7 @@ type Store interface {
 	EnsureSubscription(ctx context.Context, id, calendar, account string) (calsyncd.SubscriptionState, error)
 	SaveSubscription(ctx context.Context, st calsyncd.SubscriptionState) error
 	Mappings(ctx context.Context, subscriptionID string) ([]calsyncd.Mapping, error)
+	DeleteMappings(ctx context.Context, subscriptionID string) error
 	Rejections(ctx context.Context, subscriptionID string) ([]calsyncd.Rejection, error)
 	// Record commits changes together, before it returns.
 	Record(ctx context.Context, subscriptionID string, changes ...calsyncd.Change) error
@@ -73,21 +74,24 @@ type Runner struct {
 	lockFiles sync.Mutex
 }
 
-// Options modify one sync.
+// Options modify one sync. The operator's options (every field JSON
+// encodes) travel whole when `calsyncd sync` hands a subscription to a
+// running daemon (status.HandOff), and a daemon refuses an option it does
+// not know rather than drop it; the process's own (json:"-") stay behind.
 type Options struct {
 	// AllowDeletes releases deletes held by the mass-delete guard.
-	AllowDeletes bool
+	AllowDeletes bool `json:"allow_deletes,omitempty"`
 	// Reconcile compares Google with our mappings even if it is not due.
-	Reconcile bool
+	Reconcile bool `json:"reconcile,omitempty"`
 	// Started, when set, is called with the run's id as soon as it is
 	// recorded.
-	Started func(runID int64)
+	Started func(runID int64) `json:"-"`
 	// Scheduled runs respect the feed server's Retry-After; runs an
 	// operator asked for do not.
-	Scheduled bool
+	Scheduled bool `json:"-"`
 	// Drain, when closed, stops the run from starting new writes (shutdown);
 	// writes in flight finish and are persisted.
-	Drain <-chan struct{}
+	Drain <-chan struct{} `json:"-"`
 }
 
 // SetConfig replaces the configuration used by runs that start from now on.
@@ -134,11 +138,26 @@ var ErrBusy = errors.New("subscription: a sync of this subscription is already r
 // overlap: the second returns ErrBusy.
 func (r *Runner) Sync(ctx context.Context, sub config.Subscription, opts Options) (Report, error) {
 	unlock, err := r.lock(sub.ID)
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrBusy):
 		return Report{Subscription: sub.ID}, err
+	case err != nil:
+		// The lock could not even be tried (an unwritable state
+		// directory): that is this run's failure, and recorded as one,
+		// so that the status and the state machine see it.
+		return r.refuse(ctx, sub, opts, err)
 	}
 	defer unlock()
 	return r.sync(ctx, sub, opts)
+}
+
+// refuse records a run that could not start, failed with cause.
+func (r *Runner) refuse(ctx context.Context, sub config.Subscription, opts Options, cause error) (Report, error) {
+	p, err := r.begin(ctx, sub, opts)
+	if err != nil {
+		return Report{Subscription: sub.ID}, errors.Join(cause, err)
+	}
+	return r.settle(ctx, p.stop(calsyncd.OutcomeFailed, cause))
 }
 
 // lock makes the caller the only one working on the subscription, in this

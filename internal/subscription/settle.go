@@ -22,9 +22,20 @@ func (p pass) ending() ending {
 	// A series written under a new id needs its exceptions again: the
 	// next run must plan, not find the feed unchanged.
 	clean := res.Deferred == 0 && res.Failed == 0 && res.Skipped == 0 && p.verdict.Held == 0 && len(res.RecreatedSeries) == 0
-	switch {
-	case res.Err != nil:
+	if res.Err != nil {
 		return ending{outcome: calsyncd.OutcomeFailed, err: res.Err}
+	}
+	if rp := p.repaired; rp != nil && rp.skipped != nil {
+		// The run could not do what it was asked (an operator's
+		// --reconcile, or a reconcile that was due): a failure, unless
+		// Google only asked us to wait. The next run reconciles again.
+		err := fmt.Errorf("subscription: reconcile: Google's events could not be listed: %w", rp.skipped)
+		if c := calsyncd.ClassOf(rp.skipped); c == calsyncd.ClassRateLimited || c == calsyncd.ClassUsageLimited {
+			return ending{outcome: calsyncd.OutcomeDeferred, err: err}
+		}
+		return ending{outcome: calsyncd.OutcomeFailed, err: err}
+	}
+	switch {
 	case res.Failed > 0 && res.Writes() == 0 && res.Deferred == 0:
 		return ending{outcome: calsyncd.OutcomeFailed, err: fmt.Errorf("subscription: %d writes failed with transient Google errors", res.Failed)}
 	case res.Skipped > 0:
@@ -76,12 +87,21 @@ func (p pass) nextState(e ending) calsyncd.SubscriptionState {
 		// The feed is the version of the last complete run: any mass
 		// delete the guard was counting is off.
 		st.GuardRuns, st.HeldDeletes = 0, 0
-	case p.round > 0:
+	case p.round > 0 && p.verdict.Refused == nil:
 		st.GuardRuns, st.HeldDeletes = p.verdict.Runs, p.verdict.Held
+	}
+	if p.round > 0 {
+		st.GuardPeak, st.GuardPeakAt = p.peak, p.peakAt
+		st.Notes = withoutNotePrefix(st.Notes, limitNotePrefix)
+		if err := p.verdict.Refused; err != nil {
+			st.Notes = append(st.Notes, fmt.Sprintf("%s %s", limitNotePrefix, err.Error()))
+		}
 	}
 	if p.repaired != nil && p.repaired.skipped == nil {
 		st.LastReconcileAt = p.repaired.at
 	}
+	st = p.feedThrottle(st)
+	st = p.moveState(st)
 	if p.churn != nil {
 		st.Notes = withoutNote(st.Notes, unstableNote)
 		if p.unstable() {
@@ -109,6 +129,43 @@ func (p pass) nextState(e ending) calsyncd.SubscriptionState {
 func (p pass) unstable() bool {
 	return p.churn != nil && p.churn.Unstable && p.sub.Identity != string(feed.IdentityContent)
 }
+
+// feedThrottleNotice is how long a feed server must have answered every
+// fetch with 429 before the status and the alerts say so: a rate limit
+// is no failure (the subscription stays ACTIVE), but one that never ends
+// means the calendar is no longer updated.
+const feedThrottleNotice = 24 * time.Hour
+
+// feedThrottledNotePrefix starts the note of a feed throttled for days.
+const feedThrottledNotePrefix = "The feed server has answered every fetch with 429"
+
+// feedThrottle follows the feed server's 429 streak: it starts at the
+// first 429 and ends at any other answer; after feedThrottleNotice the
+// subscription's status says so.
+func (p pass) feedThrottle(st calsyncd.SubscriptionState) calsyncd.SubscriptionState {
+	switch {
+	case p.feed429 && st.FeedThrottledSince.IsZero():
+		st.FeedThrottledSince = p.run.StartedAt
+	case p.feedAnswered:
+		st.FeedThrottledSince = time.Time{}
+	}
+	st.Notes = withoutNotePrefix(st.Notes, feedThrottledNotePrefix)
+	if p.feedThrottled(st) {
+		st.Notes = append(st.Notes, fmt.Sprintf("%s (too many requests) since %s: the calendar has not been updated since. "+
+			"calsyncd keeps the subscription ACTIVE and comes back when the server says (Retry-After); if it lasts, "+
+			"ask the feed's provider whether they limit this host, or sync less often (schedule)",
+			feedThrottledNotePrefix, st.FeedThrottledSince.UTC().Format(time.RFC3339)))
+	}
+	return st
+}
+
+// feedThrottled: the feed's 429 streak has lasted feedThrottleNotice.
+func (p pass) feedThrottled(st calsyncd.SubscriptionState) bool {
+	return !st.FeedThrottledSince.IsZero() && p.run.StartedAt.Sub(st.FeedThrottledSince) >= feedThrottleNotice
+}
+
+// limitNotePrefix starts the note of a feed refused for its cost limits.
+const limitNotePrefix = "Over its cost limit:"
 
 // unstableNote is shown on a subscription whose feed changes its UIDs.
 const unstableNote = "the feed mints new UIDs on every fetch (most events came back under new UIDs with unchanged content): set identity: content for this subscription; meanwhile its mappings are re-keyed each run, without writes"
@@ -156,7 +213,8 @@ func (p pass) findings(rep Report, e ending) (bool, []any) {
 		add(false, "fetch_not_before", e.waitUntil.Format(time.RFC3339), "reason", "the feed server asked us to wait")
 	}
 	if p.cal != nil && len(p.cal.Warnings) > 0 {
-		add(true, "feed_warnings", len(p.cal.Warnings), "first_warning", p.cal.Warnings[0].String())
+		add(true, "feed_warnings", len(p.cal.Warnings), "first_warning", p.cal.Warnings[0].String(),
+			"warning_kinds", kindsOf(p.cal.Warnings).summary())
 	}
 	if rp := p.repaired; rp != nil && rp.skipped != nil {
 		add(true, "reconcile_skipped", rp.skipped.Error(), "reconcile_class", calsyncd.ClassOf(rp.skipped))
@@ -177,12 +235,17 @@ func (p pass) findings(rep Report, e ending) (bool, []any) {
 	} else if v.Held > 0 {
 		add(true, "guard_runs", v.Runs, "releases_after", p.cfg.Sync.DeleteGuard.ConfirmRuns, "mapped", p.mapped,
 			"hint", "run `calsyncd sync --allow-deletes "+p.sub.ID+"` if the feed really lost these events")
+		if v.ByPeak {
+			add(true, "held_against_peak", p.peak, "peak_since", p.peakAt.Format(time.RFC3339),
+				"reason", "the feed shrank, step by step, far below the most it held over sync.delete_guard.period")
+		}
 	} else if v.Released > 0 {
 		add(true, "mass_delete_released", v.Released, "allowed_by_operator", v.Allowed)
 	}
 	if p.refused > 0 {
 		add(true, "refused_series", p.refused)
 	}
+	p.moveFindings(add)
 	if n := len(p.shaped.Expanded); n > 0 {
 		add(true, "series_as_single_events", n)
 	}

@@ -25,6 +25,12 @@ func (p pass) settled(rep Report, next calsyncd.SubscriptionState, e ending) cal
 		s.HeldByFilters = min(p.filtered, p.verdict.Held)
 	}
 	s.UsageLimited, s.UsageLimitedUntil = p.usageLimit(rep.Run.FinishedAt)
+	switch {
+	case p.feedThrottled(next):
+		s.FeedThrottled, s.FeedThrottledSince = calsyncd.Holds, next.FeedThrottledSince
+	case p.feedAnswered:
+		s.FeedThrottled = calsyncd.Cleared
+	}
 	return s
 }
 

@@ -1,0 +1,208 @@
+package subscription
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	calsyncd "github.com/calsyncd/calsyncd"
+	"github.com/calsyncd/calsyncd/internal/diff"
+)
+
+// A subscription whose calendar or account changed has moved: its events
+// are in the calendar it had (the store keeps that until the move is
+// made), not in the one configured. The pass then mirrors the feed into
+// the new calendar from scratch, and vacates the old one once the new one
+// holds the feed (issue 15: a changed calendar used to orphan every event
+// in the old one, and leave the new one empty until the feed changed).
+//
+//	move       notice the move: plan against nothing mapped, read the feed
+//	           in full, reconcile the new calendar (adopting what is ours)
+//	reconcile  lets go of the old calendar's mappings first
+//	vacate     after a clean run: delete our events, and only ours, from
+//	           each calendar left behind, through the account that wrote
+//	           them; kept while the feed is empty (the guard's rule)
+
+// vacatedCalendar is what vacate did with one calendar left behind.
+type vacatedCalendar struct {
+	at      calsyncd.Location
+	deleted int
+	err     error
+}
+
+// here is where the subscription's events belong now.
+func (p pass) here() calsyncd.Location {
+	return calsyncd.Location{Calendar: p.sub.Calendar, Account: p.sub.AccountName()}
+}
+
+// moving reports whether the pass moves the subscription or has calendars
+// left behind to vacate: the feed is read in full then.
+func (p pass) moving() bool { return p.movedFrom != nil || len(p.found.Vacating) > 0 }
+
+// move notices a subscription whose calendar or account changed since its
+// events were written: the mappings it has are the old calendar's, so the
+// run plans against none, reads the feed without validators and
+// reconciles, which adopts whatever the new calendar already holds of ours
+// (the same calendar seen by another account, or a move back).
+func move(p pass) pass {
+	was := calsyncd.Location{Calendar: p.found.Calendar, Account: p.found.Account}
+	if was.Calendar == "" || was == p.here() {
+		return p
+	}
+	p.movedFrom = &was
+	p.known.mappings = nil
+	p.firstSync, p.reconcileDue = true, true
+	return p
+}
+
+// letGo forgets the old calendar's mappings before the new calendar's are
+// made (reconcile's adoptions, apply's writes). Settle then records the
+// move; a run that ends before this point leaves the subscription where
+// it was, and the next run moves it again.
+func (r *Runner) letGo(ctx context.Context, p pass) pass {
+	if p.movedFrom == nil || p.moveApplied || p.dryRun {
+		return p
+	}
+	if err := r.Store.DeleteMappings(context.WithoutCancel(ctx), p.sub.ID); err != nil {
+		return p.stop(calsyncd.OutcomeFailed, err)
+	}
+	p.moveApplied = true
+	return p
+}
+
+// leftBehind are the calendars the subscription has moved away from that
+// may still hold its events.
+func (p pass) leftBehind() []calsyncd.Location {
+	here := p.here()
+	var out []calsyncd.Location
+	for _, l := range p.found.Vacating {
+		if l != here && !slices.Contains(out, l) {
+			out = append(out, l)
+		}
+	}
+	if p.moveApplied && *p.movedFrom != here && !slices.Contains(out, *p.movedFrom) {
+		out = append(out, *p.movedFrom)
+	}
+	return out
+}
+
+// vacateWait says why the calendars left behind keep their events for now
+// ("" when they may go): only a run that read the feed and left nothing
+// behind proves the new calendar holds it, and an empty feed holds them as
+// the mass-delete guard holds an empty feed's deletes.
+func (p pass) vacateWait() string {
+	if e := p.ending(); p.round == 0 || e.outcome != calsyncd.OutcomeOK || !e.keep {
+		return "kept until a run has mirrored the whole feed into " + p.sub.Calendar
+	}
+	if len(p.shaped.Events) == 0 && !p.opts.AllowDeletes {
+		return "kept while the feed is empty (as the mass-delete guard holds an empty feed's deletes; `calsyncd sync --allow-deletes " + p.sub.ID + "` releases them)"
+	}
+	return ""
+}
+
+// vacate deletes the subscription's events from the calendars it left
+// behind, once the new calendar holds the feed.
+func (r *Runner) vacate(ctx context.Context, p pass) pass {
+	left := p.leftBehind()
+	if len(left) == 0 {
+		return p
+	}
+	if p.vacateHeld = p.vacateWait(); p.vacateHeld != "" {
+		return p
+	}
+	for _, loc := range left {
+		p.vacated = append(p.vacated, r.vacateOne(ctx, p, loc))
+	}
+	return p
+}
+
+// vacateOne deletes our events from one calendar left behind, as listed
+// there (our marks, verified) by the account that wrote them.
+func (r *Runner) vacateOne(ctx context.Context, p pass, loc calsyncd.Location) vacatedCalendar {
+	v := vacatedCalendar{at: loc}
+	w, err := r.Writer(loc.Account)
+	if err != nil {
+		v.err = err
+		return v
+	}
+	owned, err := w.ListOwned(ctx, loc.Calendar, p.sub.ID)
+	if err != nil {
+		v.err = err
+		return v
+	}
+	ops := diff.Vacate(owned, p.known.mappings, loc.Calendar == p.sub.Calendar)
+	if len(ops) == 0 {
+		return v
+	}
+	// The old calendar's events are no mappings of ours any more: the
+	// deletes record nothing.
+	res := w.Apply(ctx, diff.Batch{SubscriptionID: p.sub.ID, CalendarID: loc.Calendar, Ops: ops, Drain: p.opts.Drain}, duplicateSweeper{})
+	v.deleted = res.Deleted
+	switch {
+	case res.Err != nil:
+		v.err = res.Err
+	case res.Deleted < len(ops):
+		v.err = fmt.Errorf("subscription: %d of %d events not deleted yet (%d deferred, %d failed); the next run goes on",
+			len(ops)-res.Deleted, len(ops), res.Deferred, res.Failed)
+	}
+	return v
+}
+
+// movedNotePrefix starts the notes of a move.
+const movedNotePrefix = "Moved from calendar"
+
+// moveState folds the move into the subscription's next state: where its
+// events are now, the calendars still to vacate, and a note for each.
+func (p pass) moveState(st calsyncd.SubscriptionState) calsyncd.SubscriptionState {
+	if p.moveApplied {
+		here := p.here()
+		st.Calendar, st.Account = here.Calendar, here.Account
+	}
+	done := map[calsyncd.Location]vacatedCalendar{}
+	for _, v := range p.vacated {
+		if v.err == nil {
+			done[v.at] = v
+		}
+	}
+	st.Vacating = nil
+	st.Notes = withoutNotePrefix(st.Notes, movedNotePrefix)
+	for _, loc := range p.leftBehind() {
+		if v, ok := done[loc]; ok {
+			st.Notes = append(st.Notes, fmt.Sprintf("%s %s (account %s) to %s: its %d events there were deleted on %s",
+				movedNotePrefix, loc.Calendar, loc.Account, p.sub.Calendar, v.deleted, p.run.StartedAt.UTC().Format(time.RFC3339)))
+			continue
+		}
+		st.Vacating = append(st.Vacating, loc)
+		why := p.vacateHeld
+		for _, v := range p.vacated {
+			if v.at == loc && v.err != nil {
+				why = fmt.Sprintf("not yet (%v); tried again every run", v.err)
+			}
+		}
+		st.Notes = append(st.Notes, fmt.Sprintf("%s %s (account %s) to %s: its events there are deleted once %s holds the feed; %s",
+			movedNotePrefix, loc.Calendar, loc.Account, p.sub.Calendar, p.sub.Calendar, why))
+	}
+	return st
+}
+
+// moveFindings are the run line's account of a move.
+func (p pass) moveFindings(add func(warn bool, kv ...any)) {
+	if p.moveApplied {
+		add(true, "moved_from", p.movedFrom.Calendar, "moved_from_account", p.movedFrom.Account)
+	}
+	deleted, failed := 0, 0
+	for _, v := range p.vacated {
+		deleted += v.deleted
+		if v.err != nil {
+			failed++
+			add(true, "vacate_error", v.err.Error(), "vacate_calendar", v.at.Calendar)
+		}
+	}
+	if len(p.vacated) > 0 {
+		add(true, "vacated", deleted)
+	}
+	if p.vacateHeld != "" {
+		add(true, "vacate_held", p.vacateHeld)
+	}
+}

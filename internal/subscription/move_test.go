@@ -1,0 +1,224 @@
+package subscription_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	calendar "google.golang.org/api/calendar/v3"
+	"google.golang.org/api/option"
+
+	calsyncd "github.com/calsyncd/calsyncd"
+	"github.com/calsyncd/calsyncd/internal/config"
+	"github.com/calsyncd/calsyncd/internal/gcalfake"
+	"github.com/calsyncd/calsyncd/internal/gcalwriter"
+	"github.com/calsyncd/calsyncd/internal/subscription"
+)
+
+const movedCalendar = "moved@group.calendar.google.com"
+
+// owned counts the live events of the subscription in a calendar.
+func owned(h *harness, cal string) int {
+	n := 0
+	for _, ev := range h.fake.Events(cal) {
+		if gcalwriter.Owned(ev, "team") {
+			n++
+		}
+	}
+	return n
+}
+
+func noteOf(t *testing.T, h *harness) string {
+	t.Helper()
+	st, err := h.store.Subscription(t.Context(), "team")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(st.Notes, "\n")
+}
+
+// TestMovedCalendarIsMirroredAndTheOldOneVacated: a subscription whose
+// calendar changed mirrors the feed into the new calendar on its next run
+// (though the feed is unchanged), and then deletes its events, and only
+// its events, from the old one, saying so (issue 15, bug 3: the run was
+// not_modified, the new calendar stayed empty, and the old one kept its
+// events forever).
+func TestMovedCalendarIsMirroredAndTheOldOneVacated(t *testing.T) {
+	h := newHarness(t, "")
+	h.fake.AddCalendar(movedCalendar, "Europe/Berlin")
+	logs := captureLog(h)
+	h.setFeed(weeklyFeed(20))
+	h.sync()
+	mine := h.fake.Seed(testCalendar, &calendar.Event{Summary: "a person's own event",
+		Start: &calendar.EventDateTime{Date: "2027-02-01"}, End: &calendar.EventDateTime{Date: "2027-02-02"}})
+
+	h.cfg.Subscriptions[0].Calendar = movedCalendar
+	rep := h.sync()
+	if rep.Run.Outcome != calsyncd.OutcomeOK || rep.Run.Created != 20 {
+		t.Fatalf("first run after the move: %s, created %d (%s)", rep.Run.Outcome, rep.Run.Created, rep.Run.Error)
+	}
+	if n := owned(h, movedCalendar); n != 20 {
+		t.Errorf("the new calendar holds %d of the 20 events", n)
+	}
+	if n := owned(h, testCalendar); n != 0 {
+		t.Errorf("the old calendar still holds %d of our events", n)
+	}
+	left := h.fake.Events(testCalendar)
+	if len(left) != 1 || left[0].Id != mine.Id {
+		t.Errorf("the old calendar holds %d events, want only the person's own", len(left))
+	}
+	st, _ := h.store.Subscription(t.Context(), "team")
+	if st.Calendar != movedCalendar || len(st.Vacating) != 0 {
+		t.Errorf("state after the move: calendar %s, vacating %v", st.Calendar, st.Vacating)
+	}
+	if !strings.Contains(noteOf(t, h), "Moved from calendar "+testCalendar) {
+		t.Errorf("no note of the move: %q", noteOf(t, h))
+	}
+	if !strings.Contains(logs.String(), "moved_from="+testCalendar) || !strings.Contains(logs.String(), "vacated=20") {
+		t.Errorf("the run's line does not tell the move:\n%s", logs.String())
+	}
+	// The next run is an ordinary one.
+	before := totalWrites(h.writes())
+	if rep := h.sync(); rep.Run.Outcome != calsyncd.OutcomeNotModified || totalWrites(h.writes()) != before {
+		t.Errorf("the run after the move: %s, %d writes", rep.Run.Outcome, totalWrites(h.writes())-before)
+	}
+}
+
+// TestMoveWaitsForTheNewCalendar: while the new calendar cannot take the
+// feed (here: it does not exist), the old calendar keeps its events, and
+// the move completes once the new calendar is there.
+func TestMoveWaitsForTheNewCalendar(t *testing.T) {
+	h := newHarness(t, "")
+	h.setFeed(weeklyFeed(12))
+	h.sync()
+	h.cfg.Subscriptions[0].Calendar = movedCalendar // not created yet
+	if rep := h.sync(); rep.Run.Outcome != calsyncd.OutcomeFailed {
+		t.Fatalf("move into a missing calendar: %s", rep.Run.Outcome)
+	}
+	if n := owned(h, testCalendar); n != 12 {
+		t.Fatalf("the old calendar holds %d of 12 events after a failed move", n)
+	}
+	h.fake.AddCalendar(movedCalendar, "UTC")
+	if rep := h.sync(); rep.Run.Outcome != calsyncd.OutcomeOK {
+		t.Fatalf("move once the calendar exists: %s %s", rep.Run.Outcome, rep.Run.Error)
+	}
+	if o, n := owned(h, testCalendar), owned(h, movedCalendar); o != 0 || n != 12 {
+		t.Errorf("after the move: old holds %d, new %d, want 0 and 12", o, n)
+	}
+}
+
+// TestMoveKeepsTheOldCalendarWhileTheFeedIsEmpty: the guard's empty-feed
+// rule holds the old calendar's deletes too.
+func TestMoveKeepsTheOldCalendarWhileTheFeedIsEmpty(t *testing.T) {
+	h := newHarness(t, "")
+	h.fake.AddCalendar(movedCalendar, "UTC")
+	h.setFeed(weeklyFeed(12))
+	h.sync()
+	h.cfg.Subscriptions[0].Calendar = movedCalendar
+	h.setFeed([]byte("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:x\r\nEND:VCALENDAR\r\n"))
+	h.sync()
+	if n := owned(h, testCalendar); n != 12 {
+		t.Fatalf("an empty feed emptied the old calendar: %d of 12 left", n)
+	}
+	if !strings.Contains(noteOf(t, h), "empty") {
+		t.Errorf("the note does not say why the old calendar is kept: %q", noteOf(t, h))
+	}
+	h.setFeed(weeklyFeed(12))
+	h.sync()
+	if o, n := owned(h, testCalendar), owned(h, movedCalendar); o != 0 || n != 12 {
+		t.Errorf("once the feed is back: old holds %d, new %d, want 0 and 12", o, n)
+	}
+}
+
+// TestChangedAccountOnTheSameCalendar: a subscription now written by
+// another account that can write the same calendar adopts what is there
+// and deletes nothing (the calendar is the same); one whose calendar and
+// account both change moves, the old account vacating the old calendar.
+func TestChangedAccountOnTheSameCalendar(t *testing.T) {
+	h := newHarness(t, "")
+	h.fake.AddCalendar(movedCalendar, "UTC")
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	writers := map[string]subscription.Writer{}
+	for _, user := range []string{"default", "work"} {
+		svc, err := calendar.NewService(context.Background(), option.WithEndpoint(gcalfake.Endpoint), option.WithHTTPClient(h.fake.Client(user)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writers[user] = gcalwriter.New(svc, gcalwriter.Options{Logger: log, Spacing: time.Millisecond})
+	}
+	h.runner.Writer = func(account string) (subscription.Writer, error) { return writers[account], nil }
+	h.cfg.Accounts = []config.Account{{Name: "work"}}
+	h.setFeed(weeklyFeed(15))
+	h.sync()
+
+	h.cfg.Subscriptions[0].Account = "work"
+	before := h.writes()
+	rep := h.sync()
+	if rep.Run.Outcome != calsyncd.OutcomeOK || owned(h, testCalendar) != 15 {
+		t.Fatalf("account changed: %s, the calendar holds %d of 15 (%s)", rep.Run.Outcome, owned(h, testCalendar), rep.Run.Error)
+	}
+	if w := totalWrites(h.writes()) - totalWrites(before); w != 0 {
+		t.Errorf("%d writes for an account change on the same calendar, want none", w)
+	}
+	if st, _ := h.store.Subscription(t.Context(), "team"); st.Account != "work" || len(st.Vacating) != 0 {
+		t.Errorf("state: account %s, vacating %v", st.Account, st.Vacating)
+	}
+
+	h.cfg.Subscriptions[0].Account, h.cfg.Subscriptions[0].Calendar = "default", movedCalendar
+	if rep := h.sync(); rep.Run.Outcome != calsyncd.OutcomeOK {
+		t.Fatalf("account and calendar changed: %s %s", rep.Run.Outcome, rep.Run.Error)
+	}
+	if o, n := owned(h, testCalendar), owned(h, movedCalendar); o != 0 || n != 15 {
+		t.Errorf("after the move: old holds %d, new %d, want 0 and 15", o, n)
+	}
+}
+
+// TestPruneVacatesTheCalendarsLeftBehind: a subscription removed (with
+// prune_on_remove) before its move was complete has its events deleted
+// from the calendar it left behind too.
+func TestPruneVacatesTheCalendarsLeftBehind(t *testing.T) {
+	h := newHarness(t, "")
+	h.fake.AddCalendar(movedCalendar, "UTC")
+	h.setFeed(weeklyFeed(12))
+	h.sync()
+	h.cfg.Subscriptions[0].Calendar = movedCalendar
+	h.setFeed(weeklyFeed(0)) // empty: the old calendar is kept
+	h.sync()
+	st, _ := h.store.Subscription(t.Context(), "team")
+	if len(st.Vacating) != 1 || owned(h, testCalendar) != 12 {
+		t.Fatalf("before the prune: vacating %v, old calendar holds %d", st.Vacating, owned(h, testCalendar))
+	}
+	if err := h.runner.Prune(t.Context(), st); err != nil {
+		t.Fatal(err)
+	}
+	if n := owned(h, testCalendar); n != 0 {
+		t.Errorf("the calendar left behind still holds %d of our events after the prune", n)
+	}
+}
+
+// TestDryRunOfAMoveWritesNothing: a dry-run of a moved subscription shows
+// the mirror it would write into the new calendar and changes nothing.
+func TestDryRunOfAMoveWritesNothing(t *testing.T) {
+	h := newHarness(t, "")
+	h.fake.AddCalendar(movedCalendar, "UTC")
+	h.setFeed(weeklyFeed(8))
+	h.sync()
+	h.cfg.Subscriptions[0].Calendar = movedCalendar
+	before := totalWrites(h.writes())
+	pv, err := h.runner.Preview(t.Context(), h.cfg.Subscriptions[0], subscription.Options{})
+	if err != nil || pv.Err != nil {
+		t.Fatalf("Preview: %v %v", err, pv.Err)
+	}
+	if len(pv.Creates) != 8 || len(pv.Deletes) != 0 {
+		t.Errorf("the dry-run would create %d and delete %d, want the 8 events created in the new calendar", len(pv.Creates), len(pv.Deletes))
+	}
+	if n, _ := h.store.CountMappings(t.Context(), "team"); n != 8 || totalWrites(h.writes()) != before {
+		t.Errorf("the dry-run changed something: %d mappings, %d writes", n, totalWrites(h.writes())-before)
+	}
+	if st, _ := h.store.Subscription(t.Context(), "team"); st.Calendar != testCalendar {
+		t.Errorf("the dry-run recorded the move: calendar %s", st.Calendar)
+	}
+}
