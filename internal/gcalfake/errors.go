@@ -103,8 +103,13 @@ func errBadRequest(msg string) *APIError {
 	return &APIError{Code: 400, Domain: "global", Reason: "badRequest", Message: msg}
 }
 
+// errAuth is Google's answer to a request whose credentials it no longer
+// accepts (a revoked or expired access token), as the API sends it today.
 func errAuth() *APIError {
-	return &APIError{Code: 401, Domain: "global", Reason: "authError", Message: "Invalid Credentials", Status: "UNAUTHENTICATED"}
+	return &APIError{Code: 401, Domain: "global", Reason: "authError",
+		Message: "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential. " +
+			"See https://developers.google.com/identity/sign-in/web/devconsole-project.",
+		Status: "UNAUTHENTICATED", LocationType: "header", Location: "Authorization"}
 }
 
 func errBackend() *APIError {

@@ -71,6 +71,8 @@ type Server struct {
 	usage      map[string]*usage
 	faults     Faults
 	readings   Readings
+	// revoked are bearer tokens Google no longer accepts (Revoke).
+	revoked map[string]bool
 }
 
 type calendarState struct {
@@ -179,9 +181,12 @@ func (s *Server) handle(op string, h handlerFunc) http.HandlerFunc {
 		s.stats.ByOp[op]++
 		var (
 			body   any
-			apiErr = s.admitLocked(op, userOf(r), r.PathValue("cal"))
+			apiErr = s.refusedLocked(r)
 			lost   bool
 		)
+		if apiErr == nil {
+			apiErr = s.admitLocked(op, userOf(r), r.PathValue("cal"))
+		}
 		if apiErr == nil {
 			if cal, ok := s.calendars[r.PathValue("cal")]; !ok {
 				apiErr = errNotFound()

@@ -12,16 +12,33 @@ import (
 	"github.com/calsyncd/calsyncd/internal/mapping"
 )
 
+// checkCalendar asks Google for the batch's calendar before writing to
+// it, unless CheckAccount found it there a moment ago.
 func (w *Writer) checkCalendar(br *batchRun) error {
-	err := w.call(br, &budget{}, read, func(ctx context.Context) error {
+	if w.checkedRecently(br.CalendarID) {
+		return nil
+	}
+	var answered bool
+	return w.checkCalendarWith(br, &budget{}, &answered)
+}
+
+// checkCalendarWith is calendars.get of the batch's calendar: an auth
+// failure or a missing calendar is an *Error that stops the batch; answered
+// is set when Google answered (it authenticated the request).
+func (w *Writer) checkCalendarWith(br *batchRun, bud *budget, answered *bool) error {
+	err := w.call(br, bud, read, func(ctx context.Context) error {
 		_, err := w.svc.Calendars.Get(br.CalendarID).Context(ctx).Do(w.callOpts...)
 		return err
 	})
 	if err == nil {
+		*answered = true
 		return nil
 	}
-	switch c := w.classOf(err); c.Class {
+	c := w.classOf(err)
+	*answered = answeredClass(c.Class) || (c.Class == calsyncd.ClassAuth && c.Code != 401 && c.Code != 0)
+	switch c.Class {
 	case classStopped:
+		*answered = bud.attempts > 0 && answeredRateLimit(br)
 		return err
 	case calsyncd.ClassGone:
 		return &Error{Subscription: br.SubscriptionID, Op: "calendars.get", Class: calsyncd.ClassAuth, Code: c.Code, Reason: c.Reason,
@@ -32,6 +49,14 @@ func (w *Writer) checkCalendar(br *batchRun) error {
 	// Anything else (a blip beyond its retries) is left for the writes to
 	// meet.
 	return nil
+}
+
+// answeredRateLimit: Google rate-limited the batch's requests (it answered
+// them, so it took the credentials).
+func answeredRateLimit(br *batchRun) bool {
+	br.mu.Lock()
+	defer br.mu.Unlock()
+	return br.res.ByClass[calsyncd.ClassRateLimited]+br.res.ByClass[calsyncd.ClassUsageLimited] > 0
 }
 
 func (w *Writer) apply(br *batchRun, op diff.Op) error {

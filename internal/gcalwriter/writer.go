@@ -65,6 +65,10 @@ type Writer struct {
 	// remembered is the throttle memory as last saved.
 	remembered calsyncd.AccountState
 	batches    map[*batchRun]struct{}
+
+	// checkMu guards check, the account's last CheckAccount.
+	checkMu sync.Mutex
+	check   *accountCheck
 }
 
 // New returns a Writer that talks to Google through svc.

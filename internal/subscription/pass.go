@@ -11,12 +11,14 @@ package subscription
 //	begin      the run's record, the state it starts from, the render policy
 //	           … the account's turn (Workers)
 //	move       a changed calendar or account: mirror anew (move.go)
+//	account    the account's writer, and whether Google still takes its
+//	           credentials (one cheap request, shared by the account's
+//	           passes): a revoked token fails even an unchanged feed's pass
 //	fetch      conditional GET, the body streamed; not modified ⇒ settle
 //	parse      ICS ⇒ normalised events from the stream; the same body as
 //	           the last complete run ⇒ settle
 //	load       the mappings and rejections (read once)
 //	render     the subscription's filters and presentation (pure)
-//	account    the account's writer
 //	reconcile  when due: repair drift between Google and the mappings
 //	shape      the feed as Google holds it (pure)
 //	plan       desired vs mapped ⇒ creates, updates, deletes (pure)
@@ -78,8 +80,9 @@ type pass struct {
 	cal *feed.Calendar
 	// render: what the filters took out and the alarms left behind
 	rendered render.Result
-	// account
-	writer Writer
+	// account: its writer; checked, Google answered the credential check.
+	writer  Writer
+	checked bool
 	// reconcile
 	repaired *repaired
 	// move and vacate (move.go): where the events were until this run,
@@ -166,6 +169,9 @@ func (r *Runner) run(ctx context.Context, p pass) pass {
 	if p = move(p); p.over() {
 		return p
 	}
+	if p = r.account(ctx, p); p.over() {
+		return p
+	}
 	if p = r.read(ctx, p); p.over() {
 		return p
 	}
@@ -173,9 +179,6 @@ func (r *Runner) run(ctx context.Context, p pass) pass {
 		return p
 	}
 	p = renderEvents(p)
-	if p = r.account(p); p.over() {
-		return p
-	}
 	if p.reconcileDue {
 		if p = r.reconcile(ctx, p); p.over() {
 			return p
@@ -366,14 +369,23 @@ func (r *Runner) parse(p pass) pass {
 	return p
 }
 
-// account gets the writer of the subscription's Google account; a broken
-// account fails this subscription alone.
-func (r *Runner) account(p pass) pass {
+// account gets the writer of the subscription's Google account (a broken
+// account fails this subscription alone) and asks Google whether it still
+// takes the account's credentials, before the feed is read: a feed that
+// has not changed writes nothing, and would otherwise never learn that a
+// token was revoked. The request is shared by the account's passes that
+// begin together; a rate limit on it is no verdict.
+func (r *Runner) account(ctx context.Context, p pass) pass {
 	w, err := r.Writer(p.sub.AccountName())
 	if err != nil {
 		return p.stop(calsyncd.OutcomeFailed, err)
 	}
 	p.writer = w
+	answered, err := w.CheckAccount(ctx, p.sub.ID, p.sub.Calendar)
+	p.checked = answered
+	if err != nil {
+		return p.stop(calsyncd.OutcomeFailed, p.refusedAccount(err))
+	}
 	return p
 }
 

@@ -24,6 +24,12 @@ type Fetcher interface {
 type Writer interface {
 	Apply(ctx context.Context, b diff.Batch, p calsyncd.Persister) calsyncd.WriteResult
 	ListOwned(ctx context.Context, calendarID, subscriptionID string) ([]diff.Owned, error)
+	// CheckAccount asks Google whether it still takes the account's
+	// credentials, sharing one cheap request among the passes of the
+	// account that begin together; err (class auth) says it refused them,
+	// or the calendar; rate limits are no verdict. answered: Google
+	// answered.
+	CheckAccount(ctx context.Context, subscriptionID, calendarID string) (answered bool, err error)
 	// Unsupported says why Google cannot hold ev as a recurring event, or
 	// "" when it can (as far as is known before asking).
 	Unsupported(ev *feed.Event) string

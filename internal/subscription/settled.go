@@ -1,6 +1,7 @@
 package subscription
 
 import (
+	"fmt"
 	"time"
 
 	calsyncd "github.com/calsyncd/calsyncd"
@@ -42,7 +43,7 @@ func (p pass) credentials(e ending) calsyncd.Finding {
 		return calsyncd.Holds
 	}
 	res := p.applied
-	answered := res.Writes()+res.Rejected > 0 || (p.repaired != nil && p.repaired.skipped == nil)
+	answered := p.checked || res.Writes()+res.Rejected > 0 || (p.repaired != nil && p.repaired.skipped == nil)
 	for _, c := range []calsyncd.ErrorClass{calsyncd.ClassRateLimited, calsyncd.ClassUsageLimited, calsyncd.ClassGone,
 		calsyncd.ClassConflict, calsyncd.ClassPrecondition, calsyncd.ClassInvalid} {
 		// Google only ever answers these to a request it authenticated.
@@ -66,4 +67,29 @@ func (p pass) usageLimit(now time.Time) (calsyncd.Finding, time.Time) {
 		return calsyncd.Cleared, time.Time{}
 	}
 	return calsyncd.Unknown, time.Time{}
+}
+
+// refusedError is Google refusing an account's credentials, with what the
+// operator must do about it.
+type refusedError struct {
+	err  error
+	hint string
+}
+
+func (e *refusedError) Error() string { return e.err.Error() + ": " + e.hint }
+func (e *refusedError) Unwrap() error { return e.err }
+
+// refusedAccount says what to do when Google refused the account's
+// credentials; other errors (a calendar not found) are as they are.
+func (p pass) refusedAccount(err error) error {
+	if !calsyncd.CredentialsRefused(err) {
+		return err
+	}
+	// Which kind the account is, googleauth knows (`auth status`); the
+	// pass does not.
+	name := p.sub.AccountName()
+	hint := fmt.Sprintf("Google no longer takes the credentials of account %s (a revoked or expired token, a deleted key): "+
+		"for a person's account run `calsyncd auth login --account %s`; for a service account give it a new key "+
+		"(`calsyncd auth status` says which it is)", name, name)
+	return &refusedError{err: err, hint: hint}
 }

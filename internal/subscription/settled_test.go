@@ -58,8 +58,10 @@ func TestSettleTellsTheListener(t *testing.T) {
 		return s.To == calsyncd.StateActive && s.CredentialsRefused == calsyncd.Cleared && s.UsageLimited == calsyncd.Cleared && s.HeldDeletes == 0
 	})
 	h.setFeed([]byte("<html><body>Sign in</body></html>"))
-	step("a broken feed: nothing learnt of the account", subscription.Options{}, func(s calsyncd.Settled) bool {
-		return s.To == calsyncd.StateActive && s.ConsecutiveErrors == 1 && s.CredentialsRefused == calsyncd.Unknown && s.UsageLimited == calsyncd.Unknown
+	// Every pass asks Google whether it takes the account's credentials,
+	// before the feed is read: a broken feed's pass learns they are good.
+	step("a broken feed: the account's credentials checked all the same", subscription.Options{}, func(s calsyncd.Settled) bool {
+		return s.To == calsyncd.StateActive && s.ConsecutiveErrors == 1 && s.CredentialsRefused == calsyncd.Cleared && s.UsageLimited == calsyncd.Unknown
 	})
 	step("the second failure: ERROR", subscription.Options{}, func(s calsyncd.Settled) bool {
 		return s.From == calsyncd.StateActive && s.To == calsyncd.StateError
