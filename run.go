@@ -44,4 +44,8 @@ type Run struct {
 	// Filtered counts the feed's events the subscription's filters
 	// excluded.
 	Filtered int
+	// Repaired counts the owned events a reconcile found edited by hand in
+	// Google (a field we write: title, time, place, description, ...) and
+	// wrote back to the feed's version.
+	Repaired int
 }

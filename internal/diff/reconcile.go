@@ -6,6 +6,7 @@ import (
 	"time"
 
 	calsyncd "github.com/calsyncd/calsyncd"
+	"github.com/calsyncd/calsyncd/internal/feed"
 	"github.com/calsyncd/calsyncd/internal/mapping"
 )
 
@@ -21,6 +22,22 @@ type Owned struct {
 	ETag      string
 	Cancelled bool
 	Updated   time.Time
+	// Instance: Google holds it as an exception of a recurring event (it
+	// has a recurringEventId); Original is its original start as a
+	// canonical recurrence id (feed.CanonicalRecurrenceID).
+	Instance bool
+	Original string
+	// Content is Google's copy of the event, asked whether it still shows
+	// what a feed event would write (nil: unknown, never drift).
+	Content Content
+}
+
+// Content is Google's copy of an owned event, as far as drift goes. The
+// writer, which owns the conversion to Google's form, answers: only the
+// fields we write count, never a person's own (their reminders and colour,
+// unless the subscription sets them).
+type Content interface {
+	Shows(ev *feed.Event) bool
 }
 
 // Repair is what reconciling Google with our mappings found.
@@ -36,11 +53,18 @@ type Repair struct {
 	// Duplicates are extra copies of one feed event; they are deleted
 	// without touching the mapping of the copy we keep.
 	Duplicates []Op
+	// Edited are instances of our series that a person edited by hand
+	// (moved, retitled): Google made them exceptions that carry the
+	// series' marks. They are never duplicates of the series; their
+	// mapping (hash and id unknown) makes the plan write each back to its
+	// series' occurrence, as it reverts an override that left the feed,
+	// finding the instance by its original start.
+	Edited []calsyncd.Mapping
 }
 
 // Empty reports whether there is nothing to repair.
 func (r Repair) Empty() bool {
-	return len(r.Adopt) == 0 && len(r.Refresh) == 0 && len(r.Duplicates) == 0
+	return len(r.Adopt) == 0 && len(r.Refresh) == 0 && len(r.Duplicates) == 0 && len(r.Edited) == 0
 }
 
 // Reconcile compares the events we own in Google with our mappings. It is
@@ -63,6 +87,12 @@ func Reconcile(subscriptionID string, mapped []calsyncd.Mapping, owned []Owned) 
 	for _, o := range owned {
 		if !o.Cancelled {
 			liveIDs[o.EventID] = true
+		}
+		if handEdited(o) {
+			if ik := instanceKey(o); !o.Cancelled && !mappedIDs[o.EventID] && have[ik].EventID == "" {
+				r.Edited = append(r.Edited, calsyncd.Mapping{Key: ik})
+			}
+			continue
 		}
 		// An event already mapped under another key (it was rekeyed when
 		// its feed changed its UID) is not a stray to adopt.
@@ -144,4 +174,74 @@ func generationOf(subscriptionID string, o Owned) int {
 
 func compareKeys(a, b calsyncd.Key) int {
 	return cmp.Or(cmp.Compare(a.UID, b.UID), cmp.Compare(a.RecurrenceID, b.RecurrenceID))
+}
+
+// handEdited: an exception Google made of an instance of our series when a
+// person edited it; it carries the series' marks, with no recurrence id of
+// ours (the exceptions we write carry theirs).
+func handEdited(o Owned) bool {
+	return o.Instance && o.Key.Kind() == calsyncd.Top && o.Original != ""
+}
+
+func instanceKey(o Owned) calsyncd.Key {
+	return calsyncd.Key{UID: o.Key.UID, RecurrenceID: o.Original}
+}
+
+// Drifted lists the mapped events whose copy in Google no longer shows what
+// the feed's event would write, although the plan would leave them alone
+// (the hash we wrote is the feed's): a person edited one of the fields we
+// write by hand. The caller clears their hash, and the plan writes them
+// back to the feed's version (the writer's If-Match and personal fields
+// keep a person's reminders and colour). Events we do not own are never
+// listed; cancelled ones are not compared.
+func Drifted(desired []feed.Event, mapped []calsyncd.Mapping, owned []Owned) []calsyncd.Key {
+	byID := make(map[string]*Owned, len(owned))
+	for i := range owned {
+		if o := &owned[i]; !o.Cancelled && o.Content != nil {
+			byID[o.EventID] = o
+		}
+	}
+	have := make(map[calsyncd.Key]*calsyncd.Mapping, len(mapped))
+	for i := range mapped {
+		have[mapped[i].Key] = &mapped[i]
+	}
+	var out []calsyncd.Key
+	seen := map[calsyncd.Key]bool{}
+	series := map[calsyncd.Key]bool{} // drifted series
+	var exceptions []*feed.Event
+	for i := range desired {
+		ev := &desired[i]
+		k := ev.Key()
+		if seen[k] || ev.Status == feed.StatusCancelled {
+			continue
+		}
+		seen[k] = true
+		m := have[k]
+		if m == nil || m.Hash == "" || m.Hash != ev.Hash {
+			continue
+		}
+		if k.Kind() == calsyncd.Instance {
+			exceptions = append(exceptions, ev)
+		}
+		if o := byID[m.EventID]; o != nil && !o.Content.Shows(ev) {
+			out = append(out, k)
+			series[k] = true
+		}
+	}
+	// A series a person edited may have taken its exceptions along (Google
+	// does not say whether an update keeps them): those of a drifted
+	// series that Google no longer shows as we wrote them are written
+	// again. Elsewhere an exception missing from the listing proves
+	// nothing.
+	for _, ev := range exceptions {
+		k := ev.Key()
+		pk, _ := k.Parent()
+		if !series[pk] || series[k] {
+			continue
+		}
+		if o := byID[have[k].EventID]; o == nil || !o.Content.Shows(ev) {
+			out = append(out, k)
+		}
+	}
+	return out
 }

@@ -9,6 +9,7 @@ import (
 
 	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/diff"
+	"github.com/calsyncd/calsyncd/internal/feed"
 )
 
 // ListOwned lists every event of the calendar that carries the
@@ -54,6 +55,10 @@ func (w *Writer) ListOwned(ctx context.Context, calendarID, subscriptionID strin
 			if t, err := time.Parse(time.RFC3339, ev.Updated); err == nil {
 				o.Updated = t
 			}
+			if ev.RecurringEventId != "" {
+				o.Instance, o.Original = true, originalID(ev.OriginalStartTime)
+			}
+			o.Content = googleCopy{sub: subscriptionID, ev: ev}
 			out = append(out, o)
 		}
 		if page.NextPageToken == "" {
@@ -73,3 +78,37 @@ type classedError struct {
 func (e *classedError) Error() string                   { return e.err.Error() }
 func (e *classedError) Unwrap() error                   { return e.err }
 func (e *classedError) ErrorClass() calsyncd.ErrorClass { return e.class }
+
+// googleCopy is Google's copy of an owned event, for reconcile's drift
+// check: it shows a feed event when it holds what we would write for it
+// (SameContent: our stamp and every field we write, times as instants; a
+// person's reminders and colour count only where the subscription sets
+// them).
+type googleCopy struct {
+	sub string
+	ev  *calendar.Event
+}
+
+func (g googleCopy) Shows(ev *feed.Event) bool {
+	return SameContent(ToGoogle(g.sub, ev), g.ev)
+}
+
+// originalID is an exception's original start as a canonical recurrence
+// id ("" when Google gave none, or one we cannot read).
+func originalID(t *calendar.EventDateTime) string {
+	switch {
+	case t == nil:
+		return ""
+	case t.Date != "":
+		d, err := time.Parse("2006-01-02", t.Date)
+		if err != nil {
+			return ""
+		}
+		return feed.CanonicalRecurrenceID(feed.Time{T: d, AllDay: true})
+	}
+	at, err := time.Parse(time.RFC3339, t.DateTime)
+	if err != nil {
+		return ""
+	}
+	return feed.CanonicalRecurrenceID(feed.Time{T: at})
+}

@@ -39,6 +39,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"time"
 
 	calsyncd "github.com/calsyncd/calsyncd"
@@ -134,6 +135,13 @@ type repaired struct {
 	adopted, refreshed, duplicates, swept int
 	// skipped is why Google could not be listed (the sync goes on).
 	skipped error
+	// owned is the listing, for the first plan's drift check; drifted the
+	// keys the plan writes back to the feed's version (content a person
+	// edited in Google, instances of our series they edited), and
+	// content those of them Google took.
+	owned   []diff.Owned
+	drifted map[calsyncd.Key]bool
+	content int
 }
 
 func (p pass) stop(outcome calsyncd.Outcome, err error) pass {
@@ -404,7 +412,8 @@ func (r *Runner) reconcile(ctx context.Context, p pass) pass {
 		return p
 	}
 	repair := diff.Reconcile(p.sub.ID, p.known.mappings, owned)
-	p.repaired = &repaired{at: r.now(), adopted: len(repair.Adopt), refreshed: len(repair.Refresh), duplicates: len(repair.Duplicates)}
+	p.repaired = &repaired{at: r.now(), adopted: len(repair.Adopt), refreshed: len(repair.Refresh), duplicates: len(repair.Duplicates),
+		owned: owned, drifted: map[calsyncd.Key]bool{}}
 	found := append(repair.Adopt, repair.Refresh...)
 	if !p.dryRun {
 		changes := make([]calsyncd.Change, len(found))
@@ -416,6 +425,13 @@ func (r *Runner) reconcile(ctx context.Context, p pass) pass {
 		}
 	}
 	p.known = p.known.put(found...)
+	// Instances of our series a person edited by hand: the plan writes
+	// them back to their series' occurrence. Their mappings stay the
+	// pass's until Google takes the write (then the writer records them).
+	for _, m := range repair.Edited {
+		p.repaired.drifted[m.Key] = true
+	}
+	p.known = p.known.put(repair.Edited...)
 	if len(repair.Duplicates) > 0 && !p.dryRun {
 		// The sweep records nothing (duplicateSweeper), and what it reports
 		// it deleted are copies: the mappings stay as they are.
@@ -472,6 +488,9 @@ func shape(p pass) pass {
 func plan(p pass) pass {
 	win := p.cfg.EffectiveWindow(p.sub)
 	inWindow := withinWindow(p.known.mappings, p.cal.Outside, p.now.Add(-win.Past.D()), win.Past > 0)
+	if rp := p.repaired; rp != nil && rp.owned != nil && p.round == 1 {
+		inWindow = drifted(rp, p.shaped.Events, inWindow)
+	}
 	p.plan = diff.Compute(p.shaped.Events, inWindow, p.known.rejections)
 	p.mapped = len(inWindow)
 	if p.round == 1 {
@@ -479,6 +498,26 @@ func plan(p pass) pass {
 		p.churn = &churn
 	}
 	return p
+}
+
+// drifted finds the mapped events a person edited in Google (reconcile's
+// listing against the shaped feed) and clears their hash in a copy of the
+// mappings the plan is made against, so that it writes them back.
+func drifted(rp *repaired, shaped []feed.Event, inWindow []calsyncd.Mapping) []calsyncd.Mapping {
+	keys := diff.Drifted(shaped, inWindow, rp.owned)
+	if len(keys) == 0 {
+		return inWindow
+	}
+	for _, k := range keys {
+		rp.drifted[k] = true
+	}
+	out := slices.Clone(inWindow)
+	for i := range out {
+		if rp.drifted[out[i].Key] {
+			out[i].Hash = ""
+		}
+	}
+	return out
 }
 
 // guard refuses a feed over its cost limits (nothing is written: the run
@@ -539,6 +578,7 @@ func (r *Runner) apply(ctx context.Context, p pass) pass {
 		return p
 	}
 	p.applied = p.applied.Add(res)
+	p.countRepaired()
 	if err := r.forgetLeftBehind(ctx, &p); err != nil {
 		return p.stop(calsyncd.OutcomeFailed, err)
 	}
@@ -631,4 +671,20 @@ func (r *Runner) settle(ctx context.Context, p pass) (Report, error) {
 	}
 	p.logRun(rep, e)
 	return rep, nil
+}
+
+// countRepaired counts the drifted events Google took the write of.
+func (p *pass) countRepaired() {
+	rp := p.repaired
+	if rp == nil || len(rp.drifted) == 0 {
+		return
+	}
+	rp.content = 0
+	done := map[calsyncd.Key]bool{}
+	for _, m := range p.applied.Mapped {
+		if rp.drifted[m.Key] && !done[m.Key] {
+			done[m.Key] = true
+			rp.content++
+		}
+	}
 }

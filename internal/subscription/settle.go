@@ -58,6 +58,9 @@ func (p pass) record(e ending) calsyncd.Run {
 	run.Deferred, run.Failed, run.Rejected = res.Deferred, res.Failed, res.Rejected
 	run.Unchanged, run.HeldDeletes = p.planned.Unchanged, p.verdict.Held
 	run.Filtered = len(p.rendered.Excluded)
+	if p.repaired != nil {
+		run.Repaired = p.repaired.content
+	}
 	if e.err != nil {
 		run.ErrorClass, run.Error = calsyncd.ClassOf(e.err), e.err.Error()
 	}
@@ -177,7 +180,7 @@ func (p pass) logRun(rep Report, e ending) {
 	attrs := []any{
 		"outcome", run.Outcome, "created", run.Created, "updated", run.Updated, "deleted", run.Deleted,
 		"unchanged", run.Unchanged, "deferred", run.Deferred, "failed", run.Failed, "rejected", run.Rejected,
-		"held_deletes", run.HeldDeletes, "state", rep.State, "consecutive_errors", rep.Transition.ConsecutiveErrors,
+		"held_deletes", run.HeldDeletes, "repaired", run.Repaired, "state", rep.State, "consecutive_errors", rep.Transition.ConsecutiveErrors,
 		"duration", run.FinishedAt.Sub(run.StartedAt).Round(time.Millisecond).String(),
 	}
 	notable, more := p.findings(rep, e)
