@@ -28,6 +28,7 @@ type Metrics struct {
 	spacing       *prometheus.GaugeVec
 	throttleUntil *prometheus.GaugeVec
 	filtered      *prometheus.CounterVec
+	repaired      *prometheus.CounterVec
 
 	alertsOnce sync.Once
 	alerts     *prometheus.CounterVec
@@ -77,8 +78,12 @@ func NewMetrics() *Metrics {
 		Name: "calsyncd_events_filtered_total",
 		Help: "Feed events the subscription's filters excluded, counted on every run that read the feed.",
 	}, []string{"subscription"})
+	m.repaired = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "calsyncd_events_repaired_total",
+		Help: "Owned events a reconcile found edited by hand in Google (title, time, place, description, ...) and wrote back to the feed's version.",
+	}, []string{"subscription"})
 	m.reg.MustRegister(m.writes, m.deferred, m.responses, m.retries, m.syncDuration, m.runs, m.fetches, m.spacing,
-		m.throttleUntil, m.filtered, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		m.throttleUntil, m.filtered, m.repaired, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
@@ -105,6 +110,12 @@ func (m *Metrics) RunFinished(subscription string, outcome calsyncd.Outcome, sta
 // EventsFiltered counts the events a run's filters excluded.
 func (m *Metrics) EventsFiltered(subscription string, n int) {
 	m.filtered.WithLabelValues(subscription).Add(float64(n))
+}
+
+// EventsRepaired counts the events a run wrote back after a person edited
+// them in Google.
+func (m *Metrics) EventsRepaired(subscription string, n int) {
+	m.repaired.WithLabelValues(subscription).Add(float64(n))
 }
 
 // WriteDone counts one write's outcome.

@@ -87,6 +87,9 @@ type Run struct {
 	HeldDeletes int              `json:"held_deletes"`
 	// Filtered is how many events the filters excluded in this run.
 	Filtered int `json:"filtered"`
+	// Repaired is how many of the run's updates wrote back an owned event
+	// a person had edited in Google (found by a reconcile).
+	Repaired int `json:"repaired"`
 }
 
 // Writes is the number of successful writes of the run.
@@ -291,7 +294,7 @@ func accountStatus(ctx context.Context, src Source, cfg *config.Config, pacers [
 func RunOf(r calsyncd.Run) Run {
 	out := Run{ID: r.ID, StartedAt: r.StartedAt, Outcome: r.Outcome, Created: r.Created, Updated: r.Updated, Deleted: r.Deleted,
 		Unchanged: r.Unchanged, Deferred: r.Deferred, Failed: r.Failed, Rejected: r.Rejected, HeldDeletes: r.HeldDeletes,
-		Filtered: r.Filtered}
+		Filtered: r.Filtered, Repaired: r.Repaired}
 	if !r.FinishedAt.IsZero() {
 		t := r.FinishedAt
 		out.FinishedAt = &t

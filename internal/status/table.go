@@ -20,7 +20,7 @@ func WriteJSON(w io.Writer, rep *Report) error {
 func WriteTable(w io.Writer, rep *Report) error {
 	rep = forPeople(rep)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SUBSCRIPTION\tSTATE\tERRORS\tMAPPED\tFILTERED\tLAST RUN\tOUTCOME\tCREATED\tUPDATED\tDELETED\tDEFERRED\tFAILED\tREJECTED\tHELD\tNEXT RUN")
+	fmt.Fprintln(tw, "SUBSCRIPTION\tSTATE\tERRORS\tMAPPED\tFILTERED\tLAST RUN\tOUTCOME\tCREATED\tUPDATED\tDELETED\tDEFERRED\tFAILED\tREJECTED\tHELD\tREPAIRED\tNEXT RUN")
 	for _, s := range rep.Subscriptions {
 		last, outcome := "never", "-"
 		var r Run
@@ -32,8 +32,8 @@ func WriteTable(w io.Writer, rep *Report) error {
 		if s.NextRun != nil {
 			next = s.NextRun.Local().Format(time.DateTime)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", s.ID, s.State, s.ConsecutiveErrors, s.EventsMapped,
-			s.EventsFiltered, last, outcome, r.Created, r.Updated, r.Deleted, r.Deferred, r.Failed, r.Rejected, s.HeldDeletes, next)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", s.ID, s.State, s.ConsecutiveErrors, s.EventsMapped,
+			s.EventsFiltered, last, outcome, r.Created, r.Updated, r.Deleted, r.Deferred, r.Failed, r.Rejected, s.HeldDeletes, r.Repaired, next)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

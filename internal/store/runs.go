@@ -22,10 +22,10 @@ func (s *Store) StartRun(ctx context.Context, subscriptionID string, started tim
 // FinishRun records a run's outcome and counts.
 func (s *Store) FinishRun(ctx context.Context, r calsyncd.Run) error {
 	_, err := s.exec(ctx, `UPDATE runs SET finished_at = ?, outcome = ?, created = ?, updated = ?, deleted = ?,
-		unchanged = ?, deferred = ?, failed = ?, rejected = ?, held_deletes = ?, filtered = ?, error_class = ?, error = ?
-		WHERE id = ?`,
+		unchanged = ?, deferred = ?, failed = ?, rejected = ?, held_deletes = ?, filtered = ?, repaired = ?,
+		error_class = ?, error = ? WHERE id = ?`,
 		ms(r.FinishedAt), string(r.Outcome), r.Created, r.Updated, r.Deleted, r.Unchanged, r.Deferred, r.Failed,
-		r.Rejected, r.HeldDeletes, r.Filtered, string(r.ErrorClass), r.Error, r.ID)
+		r.Rejected, r.HeldDeletes, r.Filtered, r.Repaired, string(r.ErrorClass), r.Error, r.ID)
 	if err != nil {
 		return fmt.Errorf("store: finish run %d: %w", r.ID, err)
 	}
@@ -35,7 +35,7 @@ func (s *Store) FinishRun(ctx context.Context, r calsyncd.Run) error {
 // Runs returns a subscription's most recent runs, newest first.
 func (s *Store) Runs(ctx context.Context, subscriptionID string, limit int) ([]calsyncd.Run, error) {
 	rows, err := s.query(ctx, `SELECT id, subscription_id, started_at, finished_at, outcome, created, updated, deleted,
-		unchanged, deferred, failed, rejected, held_deletes, filtered, error_class, error
+		unchanged, deferred, failed, rejected, held_deletes, filtered, repaired, error_class, error
 		FROM runs WHERE subscription_id = ? ORDER BY id DESC LIMIT ?`, subscriptionID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: list runs of %s: %w", subscriptionID, err)
@@ -48,7 +48,7 @@ func (s *Store) Runs(ctx context.Context, subscriptionID string, limit int) ([]c
 			started, finished int64
 		)
 		if err := rows.Scan(&r.ID, &r.SubscriptionID, &started, &finished, &r.Outcome, &r.Created, &r.Updated,
-			&r.Deleted, &r.Unchanged, &r.Deferred, &r.Failed, &r.Rejected, &r.HeldDeletes, &r.Filtered, &r.ErrorClass, &r.Error); err != nil {
+			&r.Deleted, &r.Unchanged, &r.Deferred, &r.Failed, &r.Rejected, &r.HeldDeletes, &r.Filtered, &r.Repaired, &r.ErrorClass, &r.Error); err != nil {
 			return nil, fmt.Errorf("store: list runs of %s: %w", subscriptionID, err)
 		}
 		r.StartedAt, r.FinishedAt = fromMS(started), fromMS(finished)

@@ -1,6 +1,8 @@
 package subscription_test
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/gcalfake"
 	"github.com/calsyncd/calsyncd/internal/mapping"
+	"github.com/calsyncd/calsyncd/internal/status"
 	"github.com/calsyncd/calsyncd/internal/subscription"
 )
 
@@ -235,4 +238,34 @@ func repairsAnInstanceMovedByHand(t *testing.T, r gcalfake.Readings) {
 		t.Errorf("a plain sync after the repair: %+v", rep.Run)
 	}
 	m.check("at the end")
+}
+
+// The number repaired is reported: in the run's record, in the run's log
+// line, in the status's run (which `sync --json` prints too) and in the
+// calsyncd_events_repaired_total counter.
+func TestARepairIsReported(t *testing.T) {
+	m := newMirror(t)
+	m.setFeed([]byte(driftFeed))
+	m.syncOK("first sync")
+	metrics := status.NewMetrics()
+	m.runner.Observer = metrics
+	logs := captureLog(m.harness)
+	m.fake.Edit(testCalendar, mapping.EventID("team", calsyncd.Key{UID: "single@example.com"}, 0),
+		func(ev *calendar.Event) { ev.Summary = "Renamed by hand" })
+	m.reconcile("reconcile")
+	runs, err := m.store.Runs(t.Context(), "team", 1)
+	if err != nil || len(runs) != 1 || runs[0].Repaired != 1 {
+		t.Fatalf("the run's record: %+v, %v", runs, err)
+	}
+	if got := status.RunOf(runs[0]); got.Repaired != 1 {
+		t.Errorf("the status's run: %+v", got)
+	}
+	if !strings.Contains(logs.String(), "repaired=1") {
+		t.Errorf("the run's line does not say repaired=1:\n%s", logs)
+	}
+	rec := httptest.NewRecorder()
+	metrics.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	if !strings.Contains(rec.Body.String(), `calsyncd_events_repaired_total{subscription="team"} 1`) {
+		t.Errorf("no repaired counter in the metrics:\n%s", rec.Body.String())
+	}
 }

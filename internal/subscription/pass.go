@@ -665,6 +665,7 @@ func (r *Runner) settle(ctx context.Context, p pass) (Report, error) {
 	if r.Observer != nil {
 		r.Observer.RunFinished(p.sub.ID, run.Outcome, next.State, run.FinishedAt.Sub(run.StartedAt))
 		r.observeFiltered(p.sub.ID, run.Filtered)
+		r.observeRepaired(p.sub.ID, run.Repaired)
 	}
 	if r.Listener != nil {
 		r.Listener.Settled(p.settled(rep, next, e))

@@ -83,3 +83,15 @@ func (r *Runner) observeFiltered(id string, n int) {
 		o.EventsFiltered(id, n)
 	}
 }
+
+// RepairObserver is an Observer that also counts the events a reconcile
+// wrote back after a person edited them in Google (the metrics).
+type RepairObserver interface {
+	EventsRepaired(subscription string, n int)
+}
+
+func (r *Runner) observeRepaired(id string, n int) {
+	if o, ok := r.Observer.(RepairObserver); ok && n > 0 {
+		o.EventsRepaired(id, n)
+	}
+}
