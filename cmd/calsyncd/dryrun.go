@@ -114,6 +114,7 @@ type reconcileJSON struct {
 	Adopted    int    `json:"adopted"`
 	Restoring  int    `json:"restoring"`
 	Duplicates int    `json:"duplicates"`
+	Repairing  int    `json:"repairing"`
 	Skipped    string `json:"skipped,omitempty"`
 }
 
@@ -141,7 +142,7 @@ func toPreviewJSON(pv subscription.Preview) previewJSON {
 		Delete: changes(pv.Deletes, false), HeldDeletes: len(pv.Held), Excluded: len(pv.Excluded), Held: changes(pv.Held, false),
 		ExcludedEvents: changes(pv.Excluded, false), Unchanged: pv.Unchanged, Rekeyed: pv.Rekeyed, Warnings: len(pv.Warnings)}
 	if r := pv.Reconcile; r != nil {
-		j.Reconcile = &reconcileJSON{Adopted: r.Adopted, Restoring: r.Restoring, Duplicates: r.Duplicates}
+		j.Reconcile = &reconcileJSON{Adopted: r.Adopted, Restoring: r.Restoring, Duplicates: r.Duplicates, Repairing: r.Repairing}
 	} else if pv.ReconcileSkipped != nil {
 		j.Reconcile = &reconcileJSON{Skipped: pv.ReconcileSkipped.Error()}
 	}
@@ -199,8 +200,9 @@ func writePreviewText(w io.Writer, previews []subscription.Preview) error {
 		}
 		fmt.Fprintf(w, "%s: %d to create, %d to update, %d to delete, %d held by the mass-delete guard, %d excluded by filters, %d unchanged\n",
 			pv.Subscription, len(pv.Creates), len(pv.Updates), len(pv.Deletes), len(pv.Held), len(pv.Excluded), pv.Unchanged)
-		if r := pv.Reconcile; r != nil && r.Adopted+r.Restoring+r.Duplicates > 0 {
-			fmt.Fprintf(w, "  reconcile: %d of our events in Google to adopt, %d to restore, %d duplicates to delete\n", r.Adopted, r.Restoring, r.Duplicates)
+		if r := pv.Reconcile; r != nil && r.Adopted+r.Restoring+r.Duplicates+r.Repairing > 0 {
+			fmt.Fprintf(w, "  reconcile: %d of our events in Google to adopt, %d to restore, %d duplicates to delete, %d edited by hand to write back\n",
+				r.Adopted, r.Restoring, r.Duplicates, r.Repairing)
 		}
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		for _, group := range []struct {

@@ -269,3 +269,24 @@ func TestARepairIsReported(t *testing.T) {
 		t.Errorf("no repaired counter in the metrics:\n%s", rec.Body.String())
 	}
 }
+
+// A dry-run with --reconcile shows the repair it would make, and makes
+// none.
+func TestADryRunShowsTheRepair(t *testing.T) {
+	m := newMirror(t)
+	m.setFeed([]byte(driftFeed))
+	m.syncOK("first sync")
+	m.fake.Edit(testCalendar, mapping.EventID("team", calsyncd.Key{UID: "single@example.com"}, 0),
+		func(ev *calendar.Event) { ev.Location = "Typed into Google" })
+	before := totalWrites(m.writes())
+	pv, err := m.runner.Preview(t.Context(), m.cfg.Subscriptions[0], subscription.Options{Reconcile: true})
+	if err != nil || pv.Err != nil {
+		t.Fatal(err, pv.Err)
+	}
+	if pv.Reconcile == nil || pv.Reconcile.Repairing != 1 || len(pv.Updates) != 1 || pv.Updates[0].Key.UID != "single@example.com" {
+		t.Fatalf("preview: reconcile %+v, updates %+v", pv.Reconcile, pv.Updates)
+	}
+	if n := totalWrites(m.writes()) - before; n != 0 {
+		t.Errorf("a dry-run wrote %d times", n)
+	}
+}

@@ -40,8 +40,10 @@ type Preview struct {
 type Repairs struct {
 	// Adopted events are ours in Google without a mapping (a lost
 	// database); Restoring ones were deleted by hand and are written
-	// again; Duplicates are extra copies deleted.
-	Adopted, Restoring, Duplicates int
+	// again; Duplicates are extra copies deleted; Repairing ones a
+	// person edited in Google are written back to the feed's version
+	// (among the updates).
+	Adopted, Restoring, Duplicates, Repairing int
 }
 
 // Change is one event in a preview.
@@ -116,7 +118,7 @@ func (p pass) preview() Preview {
 		if rp.skipped != nil {
 			pv.ReconcileSkipped = rp.skipped
 		} else {
-			pv.Reconcile = &Repairs{Adopted: rp.adopted, Restoring: rp.refreshed, Duplicates: rp.duplicates}
+			pv.Reconcile = &Repairs{Adopted: rp.adopted, Restoring: rp.refreshed, Duplicates: rp.duplicates, Repairing: len(rp.drifted)}
 		}
 	}
 	for _, op := range p.plan.Creates {
