@@ -56,13 +56,13 @@ func (w *Writer) CheckAccount(ctx context.Context, subscriptionID, calendarID st
 			return false, nil
 		}
 		if c.refused != nil {
-			return true, c.refused
+			return false, forSubscription(c.refused, subscriptionID)
 		}
 		w.checkMu.Lock()
 		verdict, asked := c.calendars[calendarID]
 		w.checkMu.Unlock()
 		if asked || !c.answered {
-			return c.answered, verdict
+			return c.answered, forSubscription(verdict, subscriptionID)
 		}
 		// The credentials are good; the calendar is the batch's to check.
 		return true, nil
@@ -128,4 +128,16 @@ func answeredClass(c calsyncd.ErrorClass) bool {
 		return true
 	}
 	return false
+}
+
+// forSubscription is a shared verdict as the error of the subscription
+// that asked (the error names its subscription).
+func forSubscription(err error, subscriptionID string) error {
+	e, ok := err.(*Error)
+	if !ok || e.Subscription == subscriptionID {
+		return err
+	}
+	c := *e
+	c.Subscription = subscriptionID
+	return &c
 }

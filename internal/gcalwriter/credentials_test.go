@@ -51,8 +51,9 @@ func TestCheckAccountSeesARevokedToken(t *testing.T) {
 		}
 		// The refusal stands for every calendar of the account, without
 		// another request, for as long as the check is shared.
-		if _, err := w.CheckAccount(context.Background(), "other", "elsewhere@example.com"); !calsyncd.CredentialsRefused(err) {
-			t.Errorf("another calendar of the account: %v, want the same refusal", err)
+		if _, err := w.CheckAccount(context.Background(), "other", "elsewhere@example.com"); !calsyncd.CredentialsRefused(err) ||
+			!strings.Contains(err.Error(), "gcalwriter: other:") {
+			t.Errorf("another subscription's calendar of the account: %v, want the same refusal, naming that subscription", err)
 		}
 		if n := len(h.recs["alice"].requests()) - before; n != 2 {
 			t.Errorf("the shared check asked again: %d requests", n)
