@@ -237,6 +237,14 @@ func repairsAnInstanceMovedByHand(t *testing.T, r gcalfake.Readings) {
 	if rep, _ := m.syncOK("a plain sync"); rep.Run.Deleted != 0 || rep.Run.Updated != 0 {
 		t.Errorf("a plain sync after the repair: %+v", rep.Run)
 	}
+	m.check("after a plain sync")
+
+	// Written back, the instance is ours: edited again, it is repaired
+	// again.
+	m.fake.Edit(testCalendar, back.Id, func(ev *calendar.Event) { ev.Summary = "Standup, just this once" })
+	if rep := m.reconcile("reconcile after a second edit"); rep.Run.Repaired != 1 {
+		t.Errorf("after a second edit: repaired %d, want 1 (run %+v)", rep.Run.Repaired, rep.Run)
+	}
 	m.check("at the end")
 }
 
