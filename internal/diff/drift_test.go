@@ -75,10 +75,10 @@ func TestDrifted(t *testing.T) {
 	}
 }
 
-// An instance of our series a person edited is an exception carrying the
-// series' marks: never a duplicate of the series (deleting it would cancel
-// the occurrence), but an instance to write back, keyed by its original
-// start.
+// An instance of our series a person edited (or deleted) is an exception
+// carrying the series' marks: never a duplicate of the series (deleting it
+// would cancel the occurrence), but an instance to write back, keyed by
+// its original start.
 func TestReconcileTellsAnInstanceEditedByHandFromADuplicate(t *testing.T) {
 	series := calsyncd.Key{UID: "s"}
 	mapped := []calsyncd.Mapping{{Key: series, EventID: "gs", Hash: "h"}}
@@ -91,13 +91,20 @@ func TestReconcileTellsAnInstanceEditedByHandFromADuplicate(t *testing.T) {
 	if len(r.Duplicates) != 0 || len(r.Adopt) != 0 || len(r.Refresh) != 0 {
 		t.Fatalf("repair %+v: an edited instance is no duplicate", r)
 	}
-	want := calsyncd.Key{UID: "s", RecurrenceID: "20270111T090000Z"}
-	if len(r.Edited) != 1 || r.Edited[0].Key != want || r.Edited[0].Hash != "" || r.Edited[0].EventID != "" {
-		t.Fatalf("edited %+v, want one mapping of %v with no hash or id (found again by its original start)", r.Edited, want)
+	// The deleted one too: the feed is the source of truth.
+	want := []calsyncd.Key{{UID: "s", RecurrenceID: "20270111T090000Z"}, {UID: "s", RecurrenceID: "20270118T090000Z"}}
+	if len(r.Edited) != 2 {
+		t.Fatalf("edited %+v, want %v", r.Edited, want)
 	}
-	// Once written back it is ours, under its own key: nothing to do.
-	mapped = append(mapped, calsyncd.Mapping{Key: want, EventID: "gs_20270111T090000Z", Hash: "hi"})
-	owned[1].Key = want
+	for i, m := range r.Edited {
+		if m.Key != want[i] || m.Hash != "" || m.EventID != "" {
+			t.Errorf("edited %+v, want a mapping of %v with no hash or id (found again by its original start)", m, want[i])
+		}
+	}
+	// Once written back they are ours, under their own keys: nothing to do.
+	mapped = append(mapped, calsyncd.Mapping{Key: want[0], EventID: "gs_20270111T090000Z", Hash: "hi"},
+		calsyncd.Mapping{Key: want[1], EventID: "gs_20270118T090000Z", Hash: "hi"})
+	owned[1].Key, owned[2].Key, owned[2].Cancelled = want[0], want[1], false
 	if r := diff.Reconcile("team", mapped, owned); !r.Empty() {
 		t.Errorf("after the repair: %+v", r)
 	}

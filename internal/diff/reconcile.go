@@ -54,8 +54,8 @@ type Repair struct {
 	// without touching the mapping of the copy we keep.
 	Duplicates []Op
 	// Edited are instances of our series that a person edited by hand
-	// (moved, retitled): Google made them exceptions that carry the
-	// series' marks. They are never duplicates of the series; their
+	// (moved, retitled, deleted): Google made them exceptions that carry
+	// the series' marks. They are never duplicates of the series; their
 	// mapping (hash and id unknown) makes the plan write each back to its
 	// series' occurrence, as it reverts an override that left the feed,
 	// finding the instance by its original start.
@@ -72,7 +72,9 @@ func (r Repair) Empty() bool {
 //
 // Instance exceptions of recurring events are not refreshed when missing:
 // Google does not promise that a cancelled instance keeps our marks, so its
-// absence from the listing proves nothing. Split-off series and standalone
+// absence from the listing proves nothing. An exception listed with the
+// series' marks and no recurrence id of ours is an instance a person
+// edited or deleted (Edited), never a duplicate of its series. Split-off series and standalone
 // occurrences are events of their own, refreshed like any other.
 func Reconcile(subscriptionID string, mapped []calsyncd.Mapping, owned []Owned) Repair {
 	var r Repair
@@ -89,7 +91,7 @@ func Reconcile(subscriptionID string, mapped []calsyncd.Mapping, owned []Owned) 
 			liveIDs[o.EventID] = true
 		}
 		if handEdited(o) {
-			if ik := instanceKey(o); !o.Cancelled && !mappedIDs[o.EventID] && have[ik].EventID == "" {
+			if ik := instanceKey(o); !mappedIDs[o.EventID] && have[ik].EventID == "" {
 				r.Edited = append(r.Edited, calsyncd.Mapping{Key: ik})
 			}
 			continue

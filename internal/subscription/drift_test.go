@@ -298,3 +298,40 @@ func TestADryRunShowsTheRepair(t *testing.T) {
 		t.Errorf("a dry-run wrote %d times", n)
 	}
 }
+
+// An occurrence of our series a person deleted by hand is restored by the
+// next reconcile, as a deleted single event is: the feed is the source of
+// truth. (Google keeps a deleted instance as a cancelled exception; where
+// it drops our marks from it, reconcile cannot tell it is ours and leaves
+// it, as before.)
+func TestReconcileRestoresAnOccurrenceDeletedByHand(t *testing.T) {
+	for _, r := range driftReadings() {
+		t.Run(r.String(), func(t *testing.T) {
+			m := newMirror(t)
+			m.fake.SetReadings(r)
+			m.setFeed([]byte(driftFeed))
+			m.syncOK("first sync")
+			series := mapping.EventID("team", calsyncd.Key{UID: "series@example.com"}, 0)
+			var inst gcalfake.Occurrence
+			for _, o := range m.agenda() {
+				if o.SeriesID == series && o.Start.Equal(time.Date(2027, 2, 1, 9, 0, 0, 0, time.UTC)) {
+					inst = o
+				}
+			}
+			if inst.EventID == "" {
+				t.Fatal("no instance on 1 February")
+			}
+			m.fake.Delete(testCalendar, inst.EventID)
+			rep := m.reconcile("reconcile")
+			if rep.Run.Repaired != 1 {
+				t.Errorf("repaired %d, want 1 (run %+v)", rep.Run.Repaired, rep.Run)
+			}
+			m.check("after the reconcile")
+			before := totalWrites(m.writes())
+			m.reconcile("the next reconcile")
+			if n := totalWrites(m.writes()) - before; n != 0 {
+				t.Errorf("the next reconcile wrote %d times, want 0", n)
+			}
+		})
+	}
+}
