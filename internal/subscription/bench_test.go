@@ -154,7 +154,9 @@ func (pb *passBench) setFeed(body []byte, etag string) {
 //     no write to Google, every mapping moves to its new key);
 //   - not-modified: the feed server answers 304;
 //   - same-body: it answers the same body without validators (the body
-//     hash says not modified).
+//     hash says not modified);
+//   - reconcile: sync --reconcile of the unchanged feed (the owned events
+//     listed and compared, content drift included; nothing to repair).
 //
 // It reports ns/op, google-requests/pass (what the pass asked of the
 // emulator, passes an hour apart), mapping-reads/pass (the store's Mappings calls),
@@ -177,6 +179,23 @@ func BenchmarkPass(b *testing.B) {
 			b.StartTimer()
 			if rep := pb.sync(b); rep.Run.Unchanged != n || rep.Run.Created+rep.Run.Deleted != 0 {
 				b.Fatalf("rekey pass: %+v", rep.Run)
+			}
+			passes++
+		}
+		pb.report(b, passes)
+	})
+	// reconcile: a reconcile of the unchanged feed (sync --reconcile):
+	// the owned events listed, compared with the mappings and, for
+	// content drift, with the feed; nothing to repair.
+	b.Run("reconcile", func(b *testing.B) {
+		pb := newPassBench(b, n)
+		pb.reset()
+		passes := 0
+		for b.Loop() {
+			pb.clock.advance(time.Hour)
+			rep, err := pb.runner.Sync(context.Background(), pb.sub, subscription.Options{Reconcile: true})
+			if err != nil || rep.Run.Outcome != calsyncd.OutcomeOK || rep.Run.Unchanged != n || rep.Run.Updated != 0 {
+				b.Fatalf("reconcile pass: %+v (%v %v)", rep.Run, err, rep.Err)
 			}
 			passes++
 		}
