@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	ical "github.com/arran4/golang-ical"
 	"github.com/calsyncd/calsyncd/internal/tz"
@@ -138,15 +137,6 @@ func param(pr *ical.IANAProperty, name string) string {
 		return strings.TrimSpace(v[0])
 	}
 	return ""
-}
-
-// validText makes text valid UTF-8: Google's API refuses anything else, and
-// a replaced byte must hash the same on every fetch.
-func validText(s string) string {
-	if utf8.ValidString(s) {
-		return s
-	}
-	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
 // series is what duplicate resolution and recurrence-id alignment need

@@ -43,6 +43,11 @@ type Options struct {
 	WindowFuture time.Duration
 	// Now is the reference time of the window (zero: time.Now()).
 	Now time.Time
+	// Charset is the charset the response declared (its Content-Type's
+	// charset parameter; "" when none). A body in another charset is
+	// decoded from it; without one, text that is not UTF-8 is read as
+	// Windows-1252.
+	Charset string
 }
 
 // Warning is a problem with one event or property that was skipped or
@@ -78,13 +83,33 @@ type Calendar struct {
 // out sorted by key. The document is read a buffer at a time: only the
 // parsed components are held, never the whole text.
 func Parse(r io.Reader, opts Options) (*Calendar, error) {
-	return parse(readerSource(r), opts)
+	dec, cerr := decoderFor(opts.Charset)
+	if dec != nil {
+		r = decodeReader(r, dec)
+	}
+	cal, err := parse(readerSource(r), opts)
+	cal.charsetWarning(cerr)
+	return cal, err
 }
 
 // ParseBytes is Parse on a body already in memory. The calendar does not
 // keep data.
 func ParseBytes(data []byte, opts Options) (*Calendar, error) {
-	return parse(bytesSource(data), opts)
+	dec, cerr := decoderFor(opts.Charset)
+	if dec != nil {
+		data = decodeBytes(data, dec)
+	}
+	cal, err := parse(bytesSource(data), opts)
+	cal.charsetWarning(cerr)
+	return cal, err
+}
+
+// charsetWarning notes a charset label no one knows (the body is then
+// read as UTF-8, falling back to Windows-1252).
+func (c *Calendar) charsetWarning(err error) {
+	if c != nil && err != nil {
+		c.Warnings = append(c.Warnings, Warning{Message: err.Error() + "; read as UTF-8 (Windows-1252 where it is not)"})
+	}
 }
 
 func parse(src *lineSource, opts Options) (*Calendar, error) {

@@ -86,11 +86,11 @@ func (p *parser) recurrence(ev *Event, r *rawEvent) error {
 			rule = v
 		}
 	}
-	_, rdates := p.dateList(ev, "RDATE", r.rdate)
+	_, rdates := p.dateList(ev, r, "RDATE", r.rdate)
 	if rule == "" && len(rdates) == 0 {
 		return nil
 	}
-	_, exdates := p.dateList(ev, "EXDATE", r.exdate)
+	_, exdates := p.dateList(ev, r, "EXDATE", r.exdate)
 	series, err := seriesOf(ev.Start, rule, rdates, exdates)
 	if err != nil {
 		p.warn(ev.UID, fmt.Sprintf("event%s: %v; only its first occurrence is kept", quoteSummary(ev.Summary), err))
@@ -163,14 +163,25 @@ func (p *parser) until(ev *Event, val string) (time.Time, error) {
 }
 
 // dateList merges RDATE or EXDATE properties into one Google line and the
-// instants (all-day: UTC midnights) for the window.
-func (p *parser) dateList(ev *Event, name string, props []*ical.IANAProperty) (string, []time.Time) {
+// instants (all-day: UTC midnights) for the window. A floating value is
+// read in DTSTART's zone, as RFC 5545 means (the value types match
+// DTSTART's), not in the feed's default zone.
+func (p *parser) dateList(ev *Event, r *rawEvent, name string, props []*ical.IANAProperty) (string, []time.Time) {
 	if len(props) == 0 {
 		return "", nil
+	}
+	startTZID, startUTC := "", false
+	if st := r.single[pDTStart]; st != nil {
+		startTZID = param(st, "TZID")
+		v := strings.TrimSpace(st.Value)
+		startUTC = startTZID == "" && (strings.HasSuffix(v, "Z") || strings.HasSuffix(v, "z"))
 	}
 	var ts []time.Time
 	for _, pr := range props {
 		tzid := param(pr, "TZID")
+		if tzid == "" {
+			tzid = startTZID
+		}
 		isDate := strings.EqualFold(param(pr, "VALUE"), "DATE")
 		for v := range strings.SplitSeq(pr.Value, ",") {
 			v = strings.TrimSpace(v)
@@ -179,6 +190,9 @@ func (p *parser) dateList(ev *Event, name string, props []*ical.IANAProperty) (s
 			}
 			if v == "" {
 				continue
+			}
+			if startUTC && tzid == "" && !strings.HasSuffix(v, "Z") && !strings.HasSuffix(v, "z") && len(v) > 8 {
+				v += "Z" // floating beside a UTC DTSTART: UTC
 			}
 			t, wall, err := p.timeValue(v, tzid, isDate, ev.UID)
 			if err != nil {
