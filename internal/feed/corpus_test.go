@@ -28,7 +28,7 @@ var corpusVerdicts = map[string]verdict{
 	"ical4j/EstoniaHolidays.ics":                                                {events: 152},
 	"ical4j/Standup.ics":                                                        {events: 1},
 	"ical4j/THFC.ics":                                                           {events: 114},
-	"ical4j/calconnect6.ics":                                                    {events: 1, warns: []string{"recurrence lines on the instance"}},
+	"ical4j/calconnect6.ics":                                                    {events: 1, warns: []string{"with recurrence lines and no master: read as the master"}},
 	"ical4j/google_aus_holidays.ics":                                            {events: 96},
 	"ical4j/korganizer-lowercase.ics":                                           {events: 1},
 	"ical4j/maritz.ics":                                                         {events: 1},
@@ -82,7 +82,7 @@ var corpusVerdicts = map[string]verdict{
 		warns: []string{`invalid RRULE part "UNTL=20191023"; only its first occurrence is kept`}},
 	"python-icalendar/issue_156_RDATE_with_PERIOD_TZID_khal_2.ics": {events: 1,
 		malformed: "a Lotus VTIMEZONE whose October switch is an hour off every IANA zone",
-		warns:     []string{`time zone "Western/Central Europe" matches no IANA zone`, "recurrence lines on the instance"}},
+		warns:     []string{`time zone "Western/Central Europe" matches no IANA zone`, "with recurrence lines and no master: read as the master"}},
 
 	// Malformed events, skipped with a warning naming them.
 	"ical4j/phpicalendar_sample.ics": {events: 16, malformed: "an event whose DTEND has a 5-digit time",

@@ -147,6 +147,9 @@ type series struct {
 	// ridWall is the RECURRENCE-ID's wall clock, for aligning its type
 	// with the master's.
 	ridWall time.Time
+	// own is the series of an instance that carries recurrence lines
+	// (RRULE or RDATE beside its RECURRENCE-ID), nil otherwise.
+	own *Series
 }
 
 func (p *parser) normalise(r *rawEvent) (Event, *series, error) {
@@ -212,7 +215,20 @@ func (p *parser) normalise(r *rawEvent) (Event, *series, error) {
 	if r.exrule {
 		p.warn(ev.UID, "EXRULE ignored (deprecated by RFC 5545 and not supported by Google)")
 	}
-	if err := p.recurrence(&ev, r); err != nil {
+	if ev.RecurrenceID != "" && (len(r.rrules) > 0 || len(r.rdate) > 0) {
+		// An instance with recurrence lines of its own (some exporters
+		// write the master so): its series is read and kept aside;
+		// settleKeys makes the component the master when its UID has
+		// none, and ignores the lines otherwise.
+		rid, orig, taf := ev.RecurrenceID, ev.Original, ev.ThisAndFuture
+		ev.RecurrenceID, ev.Original, ev.ThisAndFuture = "", Time{}, false
+		if err := p.recurrence(&ev, r); err != nil {
+			return ev, nil, err
+		}
+		s.own = ev.Series
+		ev.SetSeries(nil)
+		ev.RecurrenceID, ev.Original, ev.ThisAndFuture = rid, orig, taf
+	} else if err := p.recurrence(&ev, r); err != nil {
 		return ev, nil, err
 	}
 	if class != "" || len(r.categories) > 0 || len(r.subs) > 0 {

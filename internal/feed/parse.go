@@ -284,6 +284,7 @@ func (p *parser) settleKeys(events []Event, ss []*series) ([]Event, []*series) {
 			}
 		}
 	}
+	p.promoteSeriesInstances(events, ss)
 	alignRecurrenceIDs(events, ss)
 	// Duplicate keys: keep the newest version. The events are sorted in
 	// place, not copied.
@@ -319,6 +320,48 @@ func (p *parser) settleKeys(events []Event, ss []*series) ([]Event, []*series) {
 		outE, outS = contentIdentity(outE, outS)
 	}
 	return outE, outS
+}
+
+// promoteSeriesInstances settles components that carry a RECURRENCE-ID
+// and recurrence lines of their own. Where the UID has no master, the
+// component is the master: its RRULE, RDATEs and EXDATEs are the series
+// and its RECURRENCE-ID is dropped (RFC 5545 gives recurrence lines to the
+// master only, so the exporter meant a series; dropping the lines instead
+// would lose every occurrence but one). Of several such components, the
+// one with the earliest RECURRENCE-ID is the master and the others stay
+// its overrides. Where the UID has a master, the component is an override
+// and its lines are ignored, as RFC 5545 reads them.
+func (p *parser) promoteSeriesInstances(events []Event, ss []*series) {
+	masters := map[string]bool{}
+	pick := map[string]int{}
+	for i := range events {
+		if events[i].RecurrenceID == "" {
+			masters[events[i].UID] = true
+		}
+	}
+	for i := range events {
+		ev := &events[i]
+		if ss[i].own == nil || masters[ev.UID] {
+			continue
+		}
+		if j, ok := pick[ev.UID]; !ok || ev.RecurrenceID < events[j].RecurrenceID {
+			pick[ev.UID] = i
+		}
+	}
+	for i := range events {
+		ev := &events[i]
+		if ss[i].own == nil {
+			continue
+		}
+		if j, ok := pick[ev.UID]; ok && j == i {
+			p.warn(ev.UID, fmt.Sprintf("RECURRENCE-ID %s with recurrence lines and no master: read as the master of its series", ev.RecurrenceID))
+			ev.RecurrenceID, ev.Original, ev.ThisAndFuture = "", Time{}, false
+			ev.SetSeries(ss[i].own)
+		} else {
+			p.warn(ev.UID, fmt.Sprintf("recurrence lines on the instance %s ignored", ev.RecurrenceID))
+		}
+		ss[i].own = nil
+	}
 }
 
 // permute reorders events and ss in place so that position k holds what

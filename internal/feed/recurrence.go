@@ -66,10 +66,6 @@ func (p *parser) recurrence(ev *Event, r *rawEvent) error {
 		}
 		return nil
 	}
-	if ev.RecurrenceID != "" {
-		p.warn(ev.UID, fmt.Sprintf("recurrence lines on the instance %s ignored", ev.RecurrenceID))
-		return nil
-	}
 	if len(r.rrules) > 1 {
 		// Several RRULEs are legal in RFC 2445 but not in Google: keep the
 		// smallest, whatever the order.
