@@ -3,6 +3,7 @@ package feed
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -57,6 +58,8 @@ type rawEvent struct {
 	rdate  []*ical.IANAProperty
 	exrule bool
 	err    error
+	// periods are the RDATE PERIODs whose length is not the series'.
+	periods []period
 	// categories are the CATEGORIES lines; subs the VEVENT's components
 	// (its VALARMs).
 	categories []*ical.IANAProperty
@@ -73,7 +76,7 @@ func (r *rawEvent) text(k propKey) string {
 // extract sorts a VEVENT's properties into r (reused: its lists keep
 // their room) and notes the years its TZIDs are used in.
 func (p *parser) extract(r *rawEvent, props []ical.IANAProperty, index int) {
-	*r = rawEvent{index: index, rrules: r.rrules[:0], exdate: r.exdate[:0], rdate: r.rdate[:0], categories: r.categories[:0]}
+	*r = rawEvent{index: index, rrules: r.rrules[:0], exdate: r.exdate[:0], rdate: r.rdate[:0], categories: r.categories[:0], periods: r.periods[:0]}
 	for i := range props {
 		pr := &props[i]
 		name := pr.IANAToken
@@ -150,7 +153,12 @@ type series struct {
 	// own is the series of an instance that carries recurrence lines
 	// (RRULE or RDATE beside its RECURRENCE-ID), nil otherwise.
 	own *Series
+	// periods are the occurrences an RDATE PERIOD gives their own end.
+	periods []period
 }
+
+// period is an RDATE PERIOD's occurrence: its start and its own end.
+type period struct{ start, end time.Time }
 
 func (p *parser) normalise(r *rawEvent) (Event, *series, error) {
 	ev := Event{
@@ -230,6 +238,9 @@ func (p *parser) normalise(r *rawEvent) (Event, *series, error) {
 		ev.RecurrenceID, ev.Original, ev.ThisAndFuture = rid, orig, taf
 	} else if err := p.recurrence(&ev, r); err != nil {
 		return ev, nil, err
+	}
+	if len(r.periods) > 0 && (ev.Series != nil || s.own != nil) {
+		s.periods = slices.Clone(r.periods)
 	}
 	if class != "" || len(r.categories) > 0 || len(r.subs) > 0 {
 		ev.Details = details(&ev, r, class)

@@ -316,6 +316,7 @@ func (p *parser) settleKeys(events []Event, ss []*series) ([]Event, []*series) {
 	}
 	clear(events[len(outE):])
 	clear(ss[len(outS):])
+	outE, outS = periodOverrides(outE, outS)
 	if p.opts.Identity == IdentityContent {
 		outE, outS = contentIdentity(outE, outS)
 	}
@@ -362,6 +363,57 @@ func (p *parser) promoteSeriesInstances(events []Event, ss []*series) {
 		}
 		ss[i].own = nil
 	}
+}
+
+// periodOverrides writes each RDATE PERIOD occurrence whose length is not
+// its series' as an override of that occurrence, with the master's content
+// and the period's end, unless the feed overrides the occurrence itself.
+// Events stay sorted by key.
+func periodOverrides(events []Event, ss []*series) ([]Event, []*series) {
+	have := map[calsyncd.Key]bool{}
+	added := false
+	n := len(events)
+	for i := 0; i < n; i++ {
+		have[events[i].Key()] = true
+	}
+	for i := 0; i < n; i++ {
+		m := &events[i]
+		if len(ss[i].periods) == 0 || m.RecurrenceID != "" || m.Series == nil {
+			continue
+		}
+		loc := m.Start.T.Location()
+		for _, pd := range ss[i].periods {
+			start := Time{T: pd.start.In(loc), Zone: m.Start.Zone}
+			ov := *m
+			ov.SetSeries(nil)
+			ov.RecurrenceID = CanonicalRecurrenceID(start)
+			if have[ov.Key()] || !m.Series.Has(start.T) {
+				continue
+			}
+			have[ov.Key()] = true
+			ov.Original, ov.Start = start, start
+			ov.End = Time{T: pd.end.In(loc), Zone: m.Start.Zone}
+			events = append(events, ov)
+			ss = append(ss, &series{})
+			added = true
+		}
+		ss[i].periods = nil
+	}
+	if added {
+		idx := make([]int, len(events))
+		for i := range idx {
+			idx[i] = i
+		}
+		slices.SortStableFunc(idx, func(a, b int) int {
+			ka, kb := events[a].Key(), events[b].Key()
+			if c := strings.Compare(ka.UID, kb.UID); c != 0 {
+				return c
+			}
+			return strings.Compare(ka.RecurrenceID, kb.RecurrenceID)
+		})
+		permute(events, ss, idx)
+	}
+	return events, ss
 }
 
 // permute reorders events and ss in place so that position k holds what

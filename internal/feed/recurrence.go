@@ -181,8 +181,9 @@ func (p *parser) dateList(ev *Event, r *rawEvent, name string, props []*ical.IAN
 		isDate := strings.EqualFold(param(pr, "VALUE"), "DATE")
 		for v := range strings.SplitSeq(pr.Value, ",") {
 			v = strings.TrimSpace(v)
+			var periodEnd string
 			if i := strings.IndexByte(v, '/'); i >= 0 {
-				v = v[:i] // a PERIOD: Google knows only its start
+				v, periodEnd = v[:i], strings.TrimSpace(v[i+1:])
 			}
 			if v == "" {
 				continue
@@ -195,7 +196,11 @@ func (p *parser) dateList(ev *Event, r *rawEvent, name string, props []*ical.IAN
 				p.warn(ev.UID, fmt.Sprintf("%s value %q ignored: %v", name, v, err))
 				continue
 			}
-			ts = append(ts, p.alignToStart(ev, t, wall))
+			at := p.alignToStart(ev, t, wall)
+			ts = append(ts, at)
+			if periodEnd != "" && name == "RDATE" && !ev.Start.AllDay && !t.AllDay {
+				p.period(ev, r, at, periodEnd, tzid)
+			}
 		}
 	}
 	if len(ts) == 0 {
@@ -204,6 +209,37 @@ func (p *parser) dateList(ev *Event, r *rawEvent, name string, props []*ical.IAN
 	slices.SortFunc(ts, func(a, b time.Time) int { return a.Compare(b) })
 	ts = slices.CompactFunc(ts, func(a, b time.Time) bool { return a.Equal(b) })
 	return dateLine(name, ev.Start, ts), ts
+}
+
+// period notes an RDATE PERIOD's own end (a date-time or a duration),
+// when it gives the occurrence another length than the series': Google's
+// RDATE holds only the start, so settleKeys writes that occurrence as an
+// override of the series with its own end.
+func (p *parser) period(ev *Event, r *rawEvent, start time.Time, end, tzid string) {
+	var until time.Time
+	if c := end[0]; c == 'P' || c == 'p' || c == '+' || c == '-' {
+		d, err := ParseDuration(end)
+		if err != nil {
+			p.warn(ev.UID, fmt.Sprintf("RDATE period end %q ignored: %v", end, err))
+			return
+		}
+		until = addDuration(start.In(ev.Start.T.Location()), d)
+	} else {
+		t, _, err := p.timeValue(end, tzid, false, ev.UID)
+		if err != nil || t.AllDay {
+			p.warn(ev.UID, fmt.Sprintf("RDATE period end %q ignored", end))
+			return
+		}
+		until = t.T
+	}
+	if until.Before(start) {
+		p.warn(ev.UID, fmt.Sprintf("RDATE period end %q before its start ignored", end))
+		return
+	}
+	if until.Sub(start) == ev.End.T.Sub(ev.Start.T) {
+		return
+	}
+	r.periods = append(r.periods, period{start: start, end: until})
 }
 
 // dateLine renders sorted RDATE or EXDATE instants as one line in the form
