@@ -67,22 +67,29 @@ func (p *parser) recurrence(ev *Event, r *rawEvent) error {
 		return nil
 	}
 	if len(r.rrules) > 1 {
-		// Several RRULEs are legal in RFC 2445 but not in Google: keep the
-		// smallest, whatever the order.
+		// Several RRULEs are legal in RFC 2445 but not in Google: the
+		// smallest is the series' rule, whatever the order, and the
+		// others are expanded into RDATEs below.
 		slices.SortFunc(r.rrules, func(a, b *ical.IANAProperty) int { return strings.Compare(a.Value, b.Value) })
-		p.warn(ev.UID, fmt.Sprintf("%d RRULEs; kept %q only", len(r.rrules), r.rrules[0].Value))
 	}
 	var rule string
-	if len(r.rrules) > 0 {
-		v, err := p.rruleValue(ev, r.rrules[0].Value)
-		if err != nil {
-			// The series cannot be expanded: keep its first occurrence.
+	var extra []string
+	for _, pr := range r.rrules {
+		v, err := p.rruleValue(ev, pr.Value)
+		switch {
+		case err != nil:
+			// The rule cannot be expanded: the series keeps the rest.
 			p.warn(ev.UID, fmt.Sprintf("event%s: %v; only its first occurrence is kept", quoteSummary(ev.Summary), err))
-		} else {
+		case rule == "":
 			rule = v
+		default:
+			extra = append(extra, v)
 		}
 	}
 	_, rdates := p.dateList(ev, r, "RDATE", r.rdate)
+	if len(extra) > 0 {
+		rdates = p.extraRules(ev, rule, extra, rdates)
+	}
 	if rule == "" && len(rdates) == 0 {
 		return nil
 	}
@@ -94,6 +101,76 @@ func (p *parser) recurrence(ev *Event, r *rawEvent) error {
 	}
 	ev.SetSeries(series)
 	return nil
+}
+
+// maxExtraRDates bounds the RDATEs one extra RRULE is expanded into.
+const maxExtraRDates = 1000
+
+// extraRules expands the RRULEs beyond the first into RDATEs (the
+// instances of a series are the union of its rules, RFC 5545 §3.8.5.3),
+// from the start of the window's first year to the end of its last (two
+// years ahead when the window is open), so that the lines change once a
+// year, not with every fetch. Occurrences the first rule has already are
+// left out. rdates are the series' own RDATEs, to which they are added.
+func (p *parser) extraRules(ev *Event, rule string, extra []string, rdates []time.Time) []time.Time {
+	now := p.opts.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	future := p.opts.WindowFuture
+	if future <= 0 {
+		future = 2 * 365 * 24 * time.Hour
+	}
+	hi := time.Date(now.Add(future).Year()+1, 1, 1, 0, 0, 0, 0, time.UTC)
+	var lo time.Time
+	if p.opts.WindowPast > 0 {
+		lo = time.Date(now.Add(-p.opts.WindowPast).Year(), 1, 1, 0, 0, 0, 0, time.UTC)
+	}
+	have := map[int64]bool{}
+	if rule != "" {
+		if main, err := seriesOf(ev.Start, rule, nil, nil); err == nil {
+			next := main.Occurrences(maxExpansion)
+			for t, ok := next(); ok && t.Before(hi); t, ok = next() {
+				have[t.UnixNano()] = true
+			}
+		}
+	}
+	have[ev.Start.T.UnixNano()] = true
+	for _, t := range rdates {
+		have[t.UnixNano()] = true
+	}
+	for _, v := range extra {
+		s, err := seriesOf(ev.Start, v, nil, nil)
+		if err != nil {
+			p.warn(ev.UID, fmt.Sprintf("event%s: RRULE %q ignored: %v", quoteSummary(ev.Summary), v, err))
+			continue
+		}
+		n, cut, last := 0, false, ev.Start.T
+		next := s.Occurrences(maxExpansion)
+		for t, ok := next(); ok; t, ok = next() {
+			if !t.Before(hi) {
+				cut, last = true, hi.Add(-time.Second)
+				break
+			}
+			if t.Before(lo) || have[t.UnixNano()] {
+				continue
+			}
+			if n == maxExtraRDates {
+				cut = true
+				break
+			}
+			have[t.UnixNano()] = true
+			rdates = append(rdates, t)
+			n, last = n+1, t
+		}
+		msg := fmt.Sprintf("event%s has several RRULEs; Google takes one: %q is written as %d RDATEs", quoteSummary(ev.Summary), v, n)
+		if cut {
+			msg += fmt.Sprintf(" (its occurrences after %s are not mirrored)", last.Format("2006-01-02"))
+		}
+		p.warn(ev.UID, msg)
+	}
+	slices.SortFunc(rdates, func(a, b time.Time) int { return a.Compare(b) })
+	return rdates
 }
 
 // rruleValue validates an RRULE value and puts its UNTIL in the form Google
