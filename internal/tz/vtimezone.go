@@ -104,8 +104,7 @@ func (vz *Definition) offsetAt(t time.Time) int {
 
 // toUTC converts a wall-clock time (as UTC fields) to the instant.
 func (vz *Definition) toUTC(wall time.Time) time.Time {
-	guess := wall.Add(-time.Duration(vz.offsetAt(wall)) * time.Second)
-	return wall.Add(-time.Duration(vz.offsetAt(guess)) * time.Second)
+	return fromWall(wall, vz.offsetAt)
 }
 
 // matches reports whether loc keeps the same UTC offsets as the definition

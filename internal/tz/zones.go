@@ -389,13 +389,41 @@ func (r *Resolver) lookup(tzid string) *Zone {
 
 // WallTime places a floating wall-clock time (given as UTC fields) in z.
 // ok is false when the zone is unresolved and the caller must treat the
-// time as floating.
+// time as floating. A time in a daylight-saving gap is read with the
+// offset before the gap (RFC 5545 §3.3.5): 02:30 on a night that jumps
+// from 02:00 to 03:00 is 03:30.
 func (z *Zone) WallTime(wall time.Time) (time.Time, bool) {
 	switch {
 	case z.Loc != nil:
-		return time.Date(wall.Year(), wall.Month(), wall.Day(), wall.Hour(), wall.Minute(), wall.Second(), 0, z.Loc), true
+		return At(wall, z.Loc), true
 	case z.custom != nil:
 		return z.custom.toUTC(wall), true
 	}
 	return time.Time{}, false
+}
+
+// At is the instant of a wall-clock time (given as UTC fields) in loc,
+// a time in a daylight-saving gap read with the offset in force before
+// the gap (RFC 5545 §3.3.5), where Go's time.Date is free to pick either.
+func At(wall time.Time, loc *time.Location) time.Time {
+	t := time.Date(wall.Year(), wall.Month(), wall.Day(), wall.Hour(), wall.Minute(), wall.Second(), wall.Nanosecond(), loc)
+	if h, m, _ := t.Clock(); h == wall.Hour() && m == wall.Minute() && t.Day() == wall.Day() {
+		return t
+	}
+	return fromWall(wall, func(i time.Time) int { _, off := i.In(loc).Zone(); return off })
+}
+
+// fromWall converts a wall-clock time (as UTC fields) to the instant
+// under offsetAt (seconds east at an instant). Where no offset is
+// consistent (a gap: the clock jumps forward, so the offset rises), the
+// lower, earlier one is used.
+func fromWall(wall time.Time, offsetAt func(time.Time) int) time.Time {
+	at := func(off int) time.Time { return wall.Add(-time.Duration(off) * time.Second) }
+	o := offsetAt(at(offsetAt(wall)))
+	i := at(o)
+	o2 := offsetAt(i)
+	if o2 == o {
+		return i
+	}
+	return at(min(o, o2))
 }
