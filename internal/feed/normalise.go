@@ -346,7 +346,7 @@ func (p *parser) timeValue(v, tzid string, date bool, uid string) (Time, time.Ti
 			p.warnOnce("tz:"+tzid, fmt.Sprintf("unknown time zone %q: its times are read as %s", tzid, p.floating.Name))
 			z = p.floating
 		case tz.ByCustom:
-			p.warnOnce("tz:"+tzid, fmt.Sprintf("time zone %q matches no IANA zone: its times are converted to UTC with the feed's own rules", tzid))
+			p.warnOnce("tz:"+tzid, fmt.Sprintf("time zone %q matches no IANA zone: its times keep the feed's own rules (its series are written as single events)", tzid))
 		}
 	}
 	t, _ := z.WallTime(wall)

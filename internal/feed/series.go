@@ -223,6 +223,35 @@ func (s *Series) GapOccurrence(from, to time.Time) bool {
 	return false
 }
 
+// UnnamedZoneShifts reports whether the series is in a zone Google cannot
+// name (a feed's own VTIMEZONE that matches no IANA zone: Start().Zone is
+// "" but the times are not UTC) whose offset changes within [from, to).
+// Google would expand such a series in UTC, its occurrences an hour off
+// for part of the year, so it is written as single events.
+func (s *Series) UnnamedZoneShifts(from, to time.Time) bool {
+	if s.start.AllDay || s.start.Zone != "" || s.loc == time.UTC {
+		return false
+	}
+	if from.Before(s.start.T) {
+		from = s.start.T
+	}
+	for t := from; t.Before(to); {
+		_, end := t.In(s.loc).ZoneBounds()
+		if end.IsZero() || !end.After(t) {
+			return false
+		}
+		if end.Before(to) {
+			_, a := t.In(s.loc).Zone()
+			_, b := end.In(s.loc).Zone()
+			if a != b {
+				return true
+			}
+		}
+		t = end
+	}
+	return false
+}
+
 // wallOf is t's wall clock as UTC fields.
 func wallOf(t time.Time) time.Time {
 	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)

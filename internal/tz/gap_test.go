@@ -50,3 +50,26 @@ func TestWallTimesInAGapUseTheOffsetBeforeIt(t *testing.T) {
 		}
 	}
 }
+
+func TestOwnRulesBecomeALocation(t *testing.T) {
+	loc := usEasternOffHours().Location()
+	if loc == nil {
+		t.Fatal("no location")
+	}
+	for _, tt := range []struct {
+		at   time.Time
+		want int
+	}{
+		{time.Date(2027, 1, 15, 12, 0, 0, 0, time.UTC), -5 * 3600},
+		{time.Date(2027, 7, 15, 12, 0, 0, 0, time.UTC), -4 * 3600},
+		{time.Date(2027, 3, 14, 7, 59, 0, 0, time.UTC), -5 * 3600}, // 02:59 EST: the switch is at 03:00
+		{time.Date(2027, 3, 14, 8, 0, 0, 0, time.UTC), -4 * 3600},
+		{time.Date(2027, 11, 7, 4, 59, 0, 0, time.UTC), -4 * 3600},
+		{time.Date(2027, 11, 7, 5, 0, 0, 0, time.UTC), -5 * 3600}, // 01:00 EDT
+		{time.Date(2090, 7, 15, 12, 0, 0, 0, time.UTC), -4 * 3600},
+	} {
+		if _, off := tt.at.In(loc).Zone(); off != tt.want {
+			t.Errorf("%v: offset %d, want %d", tt.at, off, tt.want)
+		}
+	}
+}

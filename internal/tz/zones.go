@@ -31,7 +31,7 @@ const (
 	ByPrefix   How = "prefix"  // /mozilla.org/.../Europe/Berlin
 	ByGuess    How = "guess"   // a display name or city: (UTC-05:00) Eastern Time
 	ByRules    How = "rules"   // the feed's VTIMEZONE matched an IANA zone
-	ByCustom   How = "custom"  // the feed's VTIMEZONE, converted to UTC
+	ByCustom   How = "custom"  // the feed's VTIMEZONE, its own rules (Name "")
 	Unresolved How = "unknown" // nothing: read as floating
 )
 
@@ -348,10 +348,13 @@ func (r *Resolver) lookup(tzid string) *Zone {
 		}
 		return &Zone{How: Unresolved}
 	}
+	own := func() *Zone {
+		return &Zone{Loc: def.Location(), custom: def, How: ByCustom}
+	}
 	if r.matched >= maxRuleMatches {
 		// Matching costs milliseconds; a feed with hundreds of custom
 		// zones gets the feed's own rules past the first few.
-		return &Zone{custom: def, How: ByCustom}
+		return own()
 	}
 	r.matched++
 	years, ok := r.years[tzid]
@@ -361,30 +364,38 @@ func (r *Resolver) lookup(tzid string) *Zone {
 	}
 	from := time.Date(years[0], 1, 1, 0, 0, 0, 0, time.UTC)
 	to := time.Date(min(years[1], years[0]+40)+1, 1, 1, 0, 0, 0, 0, time.UTC)
-	tried := map[string]bool{}
-	try := func(names []string) *Zone {
-		for _, n := range names {
-			if tried[n] {
-				continue
+	// The exact rules first, then the same offsets away from transition
+	// nights (the IANA zone with its switches written at another hour):
+	// by the TZID's name, then the feed's and subscription's zones, then
+	// every zone.
+	for _, match := range []func(*time.Location, time.Time, time.Time) bool{def.matches, def.near} {
+		how := ByRules
+		tried := map[string]bool{}
+		try := func(names []string) *Zone {
+			for _, n := range names {
+				if tried[n] {
+					continue
+				}
+				tried[n] = true
+				loc, ok := loadLocation(n)
+				if ok && match(loc, from, to) {
+					return named(n, how)
+				}
 			}
-			tried[n] = true
-			loc, ok := loadLocation(n)
-			if ok && def.matches(loc, from, to) {
-				return named(n, ByRules)
-			}
+			return nil
 		}
-		return nil
+		if z := try(guesses); z != nil {
+			return z
+		}
+		if z := try(r.prefer); z != nil {
+			return z
+		}
+		if z := try(candidateZones()); z != nil {
+			return z
+		}
 	}
-	if z := try(guesses); z != nil {
-		return z
-	}
-	if z := try(r.prefer); z != nil {
-		return z
-	}
-	if z := try(candidateZones()); z != nil {
-		return z
-	}
-	return &Zone{custom: def, How: ByCustom}
+	// No IANA zone: the feed's own rules, never UTC.
+	return own()
 }
 
 // WallTime places a floating wall-clock time (given as UTC fields) in z.
