@@ -150,11 +150,32 @@ type series struct {
 	// ridWall is the RECURRENCE-ID's wall clock, for aligning its type
 	// with the master's.
 	ridWall time.Time
+	// rare is what few events have (nil for the others: every event
+	// has a series, so its size counts).
+	rare *rareSeries
+}
+
+// rareSeries is what only unusual events need of their series.
+type rareSeries struct {
 	// own is the series of an instance that carries recurrence lines
 	// (RRULE or RDATE beside its RECURRENCE-ID), nil otherwise.
 	own *Series
 	// periods are the occurrences an RDATE PERIOD gives their own end.
 	periods []period
+}
+
+func (s *series) own() *Series {
+	if s.rare == nil {
+		return nil
+	}
+	return s.rare.own
+}
+
+func (s *series) periods() []period {
+	if s.rare == nil {
+		return nil
+	}
+	return s.rare.periods
 }
 
 // period is an RDATE PERIOD's occurrence: its start and its own end.
@@ -233,14 +254,19 @@ func (p *parser) normalise(r *rawEvent) (Event, *series, error) {
 		if err := p.recurrence(&ev, r); err != nil {
 			return ev, nil, err
 		}
-		s.own = ev.Series
+		if ev.Series != nil {
+			s.rare = &rareSeries{own: ev.Series}
+		}
 		ev.SetSeries(nil)
 		ev.RecurrenceID, ev.Original, ev.ThisAndFuture = rid, orig, taf
 	} else if err := p.recurrence(&ev, r); err != nil {
 		return ev, nil, err
 	}
-	if len(r.periods) > 0 && (ev.Series != nil || s.own != nil) {
-		s.periods = slices.Clone(r.periods)
+	if len(r.periods) > 0 && (ev.Series != nil || s.own() != nil) {
+		if s.rare == nil {
+			s.rare = &rareSeries{}
+		}
+		s.rare.periods = slices.Clone(r.periods)
 	}
 	if class != "" || len(r.categories) > 0 || len(r.subs) > 0 {
 		ev.Details = details(&ev, r, class)

@@ -333,6 +333,9 @@ func (p *parser) settleKeys(events []Event, ss []*series) ([]Event, []*series) {
 // its overrides. Where the UID has a master, the component is an override
 // and its lines are ignored, as RFC 5545 reads them.
 func (p *parser) promoteSeriesInstances(events []Event, ss []*series) {
+	if !slices.ContainsFunc(ss, func(s *series) bool { return s.own() != nil }) {
+		return // nearly every feed: nothing to index
+	}
 	masters := map[string]bool{}
 	pick := map[string]int{}
 	for i := range events {
@@ -342,7 +345,7 @@ func (p *parser) promoteSeriesInstances(events []Event, ss []*series) {
 	}
 	for i := range events {
 		ev := &events[i]
-		if ss[i].own == nil || masters[ev.UID] {
+		if ss[i].own() == nil || masters[ev.UID] {
 			continue
 		}
 		if j, ok := pick[ev.UID]; !ok || ev.RecurrenceID < events[j].RecurrenceID {
@@ -351,17 +354,19 @@ func (p *parser) promoteSeriesInstances(events []Event, ss []*series) {
 	}
 	for i := range events {
 		ev := &events[i]
-		if ss[i].own == nil {
+		if ss[i].own() == nil {
 			continue
 		}
 		if j, ok := pick[ev.UID]; ok && j == i {
 			p.warn(ev.UID, fmt.Sprintf("RECURRENCE-ID %s with recurrence lines and no master: read as the master of its series", ev.RecurrenceID))
 			ev.RecurrenceID, ev.Original, ev.ThisAndFuture = "", Time{}, false
-			ev.SetSeries(ss[i].own)
+			ev.SetSeries(ss[i].own())
 		} else {
 			p.warn(ev.UID, fmt.Sprintf("recurrence lines on the instance %s ignored", ev.RecurrenceID))
 		}
-		ss[i].own = nil
+		if ss[i].rare != nil {
+			ss[i].rare.own = nil
+		}
 	}
 }
 
@@ -370,6 +375,9 @@ func (p *parser) promoteSeriesInstances(events []Event, ss []*series) {
 // and the period's end, unless the feed overrides the occurrence itself.
 // Events stay sorted by key.
 func periodOverrides(events []Event, ss []*series) ([]Event, []*series) {
+	if !slices.ContainsFunc(ss, func(s *series) bool { return len(s.periods()) > 0 }) {
+		return events, ss // nearly every feed: nothing to index
+	}
 	have := map[calsyncd.Key]bool{}
 	added := false
 	n := len(events)
@@ -378,11 +386,11 @@ func periodOverrides(events []Event, ss []*series) ([]Event, []*series) {
 	}
 	for i := 0; i < n; i++ {
 		m := &events[i]
-		if len(ss[i].periods) == 0 || m.RecurrenceID != "" || m.Series == nil {
+		if len(ss[i].periods()) == 0 || m.RecurrenceID != "" || m.Series == nil {
 			continue
 		}
 		loc := m.Start.T.Location()
-		for _, pd := range ss[i].periods {
+		for _, pd := range ss[i].periods() {
 			start := Time{T: pd.start.In(loc), Zone: m.Start.Zone}
 			ov := *m
 			ov.SetSeries(nil)
@@ -397,7 +405,7 @@ func periodOverrides(events []Event, ss []*series) ([]Event, []*series) {
 			ss = append(ss, &series{})
 			added = true
 		}
-		ss[i].periods = nil
+		ss[i].rare = nil
 	}
 	if added {
 		idx := make([]int, len(events))
