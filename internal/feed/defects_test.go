@@ -105,6 +105,23 @@ func TestDefectDSTGapTakesTheOffsetBeforeIt(t *testing.T) {
 	if series.Series.GapOccurrence(utc("2027-03-15T00:00:00Z"), hi) {
 		t.Error("no occurrence after 15 March is in a gap")
 	}
+	for rule, want := range map[string]bool{
+		"DTSTART;TZID=America/New_York:20270101T100000\r\nRRULE:FREQ=DAILY":                         false,
+		"DTSTART;TZID=America/New_York:20270101T023000\r\nRRULE:FREQ=DAILY":                         true,
+		"DTSTART;TZID=America/New_York:20270101T100000\r\nRRULE:FREQ=DAILY;BYHOUR=2,10;BYMINUTE=15": true,
+		"DTSTART;TZID=America/New_York:20270101T100000\r\nRRULE:FREQ=HOURLY;INTERVAL=24":            false,
+		"DTSTART;TZID=Europe/Berlin:20270101T023000\r\nRRULE:FREQ=WEEKLY;BYDAY=SU":                  true,
+		"DTSTART;TZID=Europe/Berlin:20270101T023000\r\nRRULE:FREQ=WEEKLY;BYDAY=MO":                  false,
+	} {
+		body := "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:g\r\n" + rule + "\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+		cal, err := feed.ParseBytes([]byte(body), feed.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cal.Events[0].Series.GapOccurrence(lo, hi); got != want {
+			t.Errorf("%s: gap occurrence %v, want %v", rule, got, want)
+		}
+	}
 }
 
 func TestDefectCustomZoneNearIANAIsThatZone(t *testing.T) {

@@ -199,6 +199,11 @@ func (s *Series) GapOccurrence(from, to time.Time) bool {
 	if s.start.AllDay || s.loc == time.UTC || !s.hasRule {
 		return false
 	}
+	if !s.subDaily() && !s.gapAtStartTime(from, to) {
+		// Every occurrence is at DTSTART's time of day, and no gap in
+		// the window skips it: no walk needed (nearly every series).
+		return false
+	}
 	r, err := s.wallRule()
 	if err != nil || r == nil {
 		return false
@@ -219,6 +224,48 @@ func (s *Series) GapOccurrence(from, to time.Time) bool {
 		if l := t.In(s.loc); l.Hour() != w.Hour() || l.Minute() != w.Minute() || l.Day() != w.Day() {
 			return true
 		}
+	}
+	return false
+}
+
+// subDaily reports whether the rule places occurrences at other times of
+// day than DTSTART's (a sub-daily FREQ, BYHOUR, BYMINUTE or BYSECOND).
+func (s *Series) subDaily() bool {
+	for _, part := range s.parts {
+		k, v, _ := strings.Cut(part, "=")
+		switch {
+		case k == "BYHOUR" || k == "BYMINUTE" || k == "BYSECOND":
+			return true
+		case k == "FREQ" && (v == "HOURLY" || v == "MINUTELY" || v == "SECONDLY"):
+			return true
+		}
+	}
+	return false
+}
+
+// gapAtStartTime reports whether a daylight-saving gap within [from, to)
+// skips DTSTART's wall-clock time of day on its night.
+func (s *Series) gapAtStartTime(from, to time.Time) bool {
+	st := s.start.T.In(s.loc)
+	for t := from; t.Before(to); {
+		_, end := t.In(s.loc).ZoneBounds()
+		if end.IsZero() || !end.After(t) || !end.Before(to) {
+			return false
+		}
+		_, before := end.Add(-time.Second).In(s.loc).Zone()
+		_, after := end.In(s.loc).Zone()
+		if after > before {
+			// The skipped wall clock is [end+before, end+after).
+			lo := wallOf(end.Add(time.Duration(before) * time.Second).UTC())
+			hi := wallOf(end.Add(time.Duration(after) * time.Second).UTC())
+			for _, d := range []time.Time{lo, hi} {
+				w := time.Date(d.Year(), d.Month(), d.Day(), st.Hour(), st.Minute(), st.Second(), 0, time.UTC)
+				if !w.Before(lo) && w.Before(hi) {
+					return true
+				}
+			}
+		}
+		t = end
 	}
 	return false
 }
