@@ -105,6 +105,27 @@ func TestDefectDSTGapTakesTheOffsetBeforeIt(t *testing.T) {
 	if series.Series.GapOccurrence(utc("2027-03-15T00:00:00Z"), hi) {
 		t.Error("no occurrence after 15 March is in a gap")
 	}
+	// An EXDATE given as a date, and an override's RECURRENCE-ID, name
+	// the occurrence in the gap as the series places it.
+	body, _ := os.ReadFile("../../testdata/feeds/defects/dst-gap.ics")
+	edited := strings.Replace(string(body), "RRULE:FREQ=WEEKLY;COUNT=3\r\n", "RRULE:FREQ=WEEKLY;COUNT=3\r\nEXDATE;VALUE=DATE:20270314\r\n", 1)
+	cal2, err := feed.ParseBytes([]byte(edited), feed.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := defectOccurrences(eventByKey(t, cal2, "gap-series@defects.calsyncd", "")), []string{"2027-03-07T07:30:00Z", "2027-03-21T06:30:00Z"}; !slices.Equal(got, want) {
+		t.Errorf("with EXDATE 14 March: occurrences %q, want %q", got, want)
+	}
+	override := "BEGIN:VEVENT\r\nUID:gap-series@defects.calsyncd\r\nRECURRENCE-ID;TZID=America/New_York:20270314T023000\r\n" +
+		"DTSTART;TZID=America/New_York:20270314T040000\r\nDTEND;TZID=America/New_York:20270314T043000\r\nSUMMARY:Backup window (late)\r\nEND:VEVENT\r\nEND:VCALENDAR"
+	cal3, err := feed.ParseBytes([]byte(strings.Replace(string(body), "END:VCALENDAR", override, 1)), feed.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ov := eventByKey(t, cal3, "gap-series@defects.calsyncd", "20270314T073000Z")
+	if !eventByKey(t, cal3, "gap-series@defects.calsyncd", "").Series.Has(ov.Original.T) {
+		t.Errorf("the override's original start %v is no occurrence", ov.Original.T)
+	}
 	for rule, want := range map[string]bool{
 		"DTSTART;TZID=America/New_York:20270101T100000\r\nRRULE:FREQ=DAILY":                         false,
 		"DTSTART;TZID=America/New_York:20270101T023000\r\nRRULE:FREQ=DAILY":                         true,

@@ -302,7 +302,7 @@ func (p *parser) setEnd(ev *Event, r *rawEvent) error {
 			end = Time{AllDay: true, T: d}
 		case !ev.Start.AllDay && end.AllDay:
 			loc := ev.Start.T.Location()
-			end = Time{T: time.Date(end.T.Year(), end.T.Month(), end.T.Day(), 0, 0, 0, 0, loc), Zone: ev.Start.Zone}
+			end = Time{T: tz.At(time.Date(end.T.Year(), end.T.Month(), end.T.Day(), 0, 0, 0, 0, time.UTC), loc), Zone: ev.Start.Zone}
 		}
 		ev.End = end
 	case r.single[pDuration] != nil:
@@ -449,7 +449,7 @@ func ParseRecurrenceID(rid string, start Time) (time.Time, bool) {
 		}
 		if !start.AllDay {
 			st := start.T
-			t = time.Date(t.Year(), t.Month(), t.Day(), st.Hour(), st.Minute(), st.Second(), 0, st.Location())
+			t = tz.At(time.Date(t.Year(), t.Month(), t.Day(), st.Hour(), st.Minute(), st.Second(), 0, time.UTC), st.Location())
 		}
 		return t, true
 	}

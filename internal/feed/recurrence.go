@@ -9,6 +9,8 @@ import (
 
 	ical "github.com/arran4/golang-ical"
 	"github.com/teambition/rrule-go"
+
+	"github.com/calsyncd/calsyncd/internal/tz"
 )
 
 // rruleParts are the RRULE parts RFC 5545 defines; Google refuses others.
@@ -230,9 +232,9 @@ func (p *parser) until(ev *Event, val string) (time.Time, error) {
 	case utc:
 		return wall, nil
 	case isDate:
-		return time.Date(wall.Year(), wall.Month(), wall.Day(), 23, 59, 59, 0, loc), nil
+		return tz.At(time.Date(wall.Year(), wall.Month(), wall.Day(), 23, 59, 59, 0, time.UTC), loc), nil
 	}
-	return time.Date(wall.Year(), wall.Month(), wall.Day(), wall.Hour(), wall.Minute(), wall.Second(), 0, loc), nil
+	return tz.At(time.Date(wall.Year(), wall.Month(), wall.Day(), wall.Hour(), wall.Minute(), wall.Second(), 0, time.UTC), loc), nil
 }
 
 // dateList merges RDATE or EXDATE properties into one Google line and the
@@ -354,7 +356,7 @@ func (p *parser) alignToStart(ev *Event, t Time, wall time.Time) time.Time {
 		return time.Date(wall.Year(), wall.Month(), wall.Day(), 0, 0, 0, 0, time.UTC)
 	case !ev.Start.AllDay && t.AllDay:
 		st := ev.Start.T
-		return time.Date(t.T.Year(), t.T.Month(), t.T.Day(), st.Hour(), st.Minute(), st.Second(), 0, st.Location())
+		return tz.At(time.Date(t.T.Year(), t.T.Month(), t.T.Day(), st.Hour(), st.Minute(), st.Second(), 0, time.UTC), st.Location())
 	}
 	return t.T
 }
@@ -389,7 +391,7 @@ func alignRecurrenceIDs(events []Event, ss []*series) {
 		case st.AllDay:
 			ev.Original = Time{AllDay: true, T: ev.Original.T}
 		case isDate:
-			t := time.Date(wall.Year(), wall.Month(), wall.Day(), st.T.Hour(), st.T.Minute(), st.T.Second(), 0, st.T.Location())
+			t := tz.At(time.Date(wall.Year(), wall.Month(), wall.Day(), st.T.Hour(), st.T.Minute(), st.T.Second(), 0, time.UTC), st.T.Location())
 			ev.RecurrenceID = t.UTC().Format("20060102T150405Z")
 			ev.Original = Time{T: t, Zone: st.Zone}
 		default:
