@@ -43,6 +43,11 @@ type WriteResult struct {
 	// a request: their series went (taking them along) or no longer has
 	// their occurrence.
 	Forgotten int
+	// ExceptionsRepaired counts the exceptions of series written in this
+	// batch that Google changed with their series (dropped, or rewritten
+	// from it) and that were written back, and those it still showed off
+	// a changed rule and that were deleted.
+	ExceptionsRepaired int
 	// Unparented are instance exceptions not written because Google
 	// refused their series in this batch (RefusedSeries); the caller may
 	// shape the series differently and plan again.

@@ -55,6 +55,18 @@ type Op struct {
 	// Forget marks the Delete of an instance exception whose series went
 	// (taking it along) or no longer has it: only its mapping goes.
 	Forget bool
+	// Exceptions, on the Update of a series, are its mapped exceptions the
+	// plan does not write otherwise (Kind Update, with their desired event
+	// and mapping): what Google does to a series' exceptions when the
+	// series is written is undocumented (kept, rewritten from the series,
+	// dropped), so the writer checks them after the series' write and
+	// repairs those that no longer show what the feed means.
+	Exceptions []Op
+	// Forgotten, on the Update of a series, are the mappings of its
+	// exceptions this plan forgets because the series no longer has their
+	// occurrence: Google may still show such an exception, so the writer
+	// deletes those it still lists.
+	Forgotten []calsyncd.Mapping
 }
 
 // Plan is every write needed, in a safe order: masters are created before
@@ -133,6 +145,9 @@ func Compute(desired []feed.Event, mapped []calsyncd.Mapping, rejected []calsync
 		}
 	}
 	var p Plan
+	// kept are the unchanged instance exceptions, checked after a write of
+	// their series.
+	var kept []Op
 	want := make(map[calsyncd.Key]bool, len(desired))
 	for i := range desired {
 		ev := &desired[i]
@@ -152,6 +167,10 @@ func Compute(desired []feed.Event, mapped []calsyncd.Mapping, rejected []calsync
 		switch {
 		case ok && m.Hash == ev.Hash:
 			p.Unchanged++
+			if op.Parent != nil {
+				op.Kind = Update
+				kept = append(kept, op)
+			}
 			continue
 		case refused[k] != "" && refused[k] == ev.Hash:
 			p.StillRejected++
@@ -174,6 +193,7 @@ func Compute(desired []feed.Event, mapped []calsyncd.Mapping, rejected []calsync
 			pk, _ := m.Key.Parent()
 			if m.Hash == rev.Hash {
 				p.Unchanged++
+				kept = append(kept, Op{Kind: Update, Key: m.Key, Event: rev, Mapping: m, Parent: byKey[pk], ParentMapping: have[pk], Revert: true})
 				continue
 			}
 			p.Updates = append(p.Updates, Op{Kind: Update, Key: m.Key, Event: rev, Mapping: m, Parent: byKey[pk], ParentMapping: have[pk], Revert: true})
@@ -183,6 +203,7 @@ func Compute(desired []feed.Event, mapped []calsyncd.Mapping, rejected []calsync
 		p.Deletes = append(p.Deletes, Op{Kind: Delete, Key: m.Key, Mapping: m, Forget: m.Key.Kind() == calsyncd.Instance})
 	}
 	p.pairRekeys()
+	p.attachExceptions(kept)
 	mastersFirst := func(a, b Op) int {
 		return cmp.Or(
 			cmp.Compare(kindRank(a.Key), kindRank(b.Key)),
@@ -194,6 +215,36 @@ func Compute(desired []feed.Event, mapped []calsyncd.Mapping, rejected []calsync
 	slices.SortFunc(p.Updates, mastersFirst)
 	slices.SortFunc(p.Deletes, func(a, b Op) int { return -mastersFirst(a, b) })
 	return p
+}
+
+// attachExceptions gives each series update the exceptions it must check
+// afterwards: the unchanged ones, and those forgotten for being off its
+// rule.
+func (p *Plan) attachExceptions(kept []Op) {
+	series := map[calsyncd.Key]int{}
+	for i, op := range p.Updates {
+		if op.Key.Kind() != calsyncd.Instance && op.Event != nil && op.Event.IsRecurring() {
+			series[op.Key] = i
+		}
+	}
+	if len(series) == 0 {
+		return
+	}
+	for _, op := range kept {
+		pk, _ := op.Key.Parent()
+		if i, ok := series[pk]; ok {
+			p.Updates[i].Exceptions = append(p.Updates[i].Exceptions, op)
+		}
+	}
+	for _, op := range p.Deletes {
+		if !op.Forget {
+			continue
+		}
+		pk, _ := op.Key.Parent()
+		if i, ok := series[pk]; ok {
+			p.Updates[i].Forgotten = append(p.Updates[i].Forgotten, *op.Mapping)
+		}
+	}
 }
 
 // kindRank orders series before the exceptions that need them.
