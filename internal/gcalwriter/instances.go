@@ -357,7 +357,6 @@ func minTime(a, b time.Time) time.Time {
 	return a
 }
 
-
 // instanceAt is the item that is the series' instance at orig, or nil.
 func instanceAt(items []*calendar.Event, seriesID string, orig feed.Time) *calendar.Event {
 	for _, in := range items {
