@@ -169,8 +169,11 @@ func (w *Writer) writeFound(br *batchRun, bud *budget, op diff.Op, want *calenda
 }
 
 func (w *Writer) countInstance(br *batchRun, op diff.Op) {
+	repair := br.repairing(op.Key)
 	br.update(func(r *calsyncd.WriteResult) {
-		if op.Kind == diff.Create {
+		if repair {
+			r.ExceptionsRepaired++
+		} else if op.Kind == diff.Create {
 			r.Created++
 		} else {
 			r.Updated++
@@ -440,8 +443,22 @@ func originalStart(o feed.Time) string {
 }
 
 // forget drops the mapping of an instance exception without a request: its
-// series went (which took the exception along) or no longer has it.
+// series went (which took the exception along) or no longer has it. When
+// the check after its series' write found Google still showing it off the
+// new rule, it is deleted first (a write).
 func (w *Writer) forget(br *batchRun, op diff.Op) error {
+	if hit, ok := br.offRuleHit(op.Key); ok {
+		m := *op.Mapping
+		m.EventID = hit.id
+		op.Mapping, op.Forget = &m, false
+		err := w.delete(br, &budget{}, op)
+		if err != nil && !errors.As(err, new(*unrecordedError)) {
+			// Kept mapped; its series is written (and checked) again next
+			// run.
+			w.staleSeries(br, hit)
+		}
+		return err
+	}
 	if err := br.p.Deleted(br.ctx, op.Key); err != nil {
 		return persistError(br, op, err)
 	}

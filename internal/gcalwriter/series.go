@@ -1,7 +1,7 @@
 package gcalwriter
 
 import (
-	"context"
+	"errors"
 	"time"
 
 	calendar "google.golang.org/api/calendar/v3"
@@ -34,7 +34,7 @@ import (
 // The listing costs one read per updated series that has exceptions; the
 // repairs are writes only where Google changed something. When the listing
 // fails, the exceptions' mappings are marked stale, so the next run writes
-// them (and checks them again).
+// them (and checks them again), and the forgotten ones are deleted.
 func (w *Writer) verifySeries(br *batchRun, op diff.Op) {
 	seriesID := op.Mapping.EventID
 	br.mu.Lock()
@@ -56,9 +56,19 @@ func (w *Writer) verifySeries(br *batchRun, op diff.Op) {
 			m := *ex.Mapping
 			m.Hash = ""
 			if perr := w.saved(br, ex, m); perr != nil {
-				w.settle(br, ex, perr)
+				w.stopWith(br, persistError(br, ex, perr).err)
 				return
 			}
+		}
+		// Deleting one of ours off the rule is harmless where Google
+		// hides it already.
+		for _, m := range op.Forgotten {
+			br.mu.Lock()
+			if br.offRule == nil {
+				br.offRule = map[calsyncd.Key]offRuleHit{}
+			}
+			br.offRule[m.Key] = offRuleHit{id: m.EventID, series: op, seriesID: seriesID}
+			br.mu.Unlock()
 		}
 		return
 	}
@@ -83,30 +93,22 @@ func (w *Writer) verifySeries(br *batchRun, op diff.Op) {
 		}
 		ex.Parent = op.Event
 		in := byStart[originalStart(ex.Event.Original)]
-		if in == nil {
-			// Not where we looked: the usual way finds it, or says it
-			// is missing.
-			w.settle(br, ex, w.repairException(br, ex))
-			continue
-		}
-		want := ToGoogle(br.SubscriptionID, ex.Event)
-		if SameContent(want, in) {
+		if in != nil && SameContent(ToGoogle(br.SubscriptionID, ex.Event), in) {
 			if in.Etag != ex.Mapping.ETag || in.Id != ex.Mapping.EventID {
 				m := *ex.Mapping
 				m.EventID, m.ETag = in.Id, in.Etag
 				if perr := w.saved(br, ex, m); perr != nil {
-					w.settle(br, ex, perr)
+					w.stopWith(br, persistError(br, ex, perr).err)
 					return
 				}
 			}
 			continue
 		}
-		w.settle(br, ex, w.repairException(br, ex))
+		// Changed, or not where we looked (the usual way finds it, or
+		// says it is missing).
+		w.repairException(br, op, ex)
 	}
 	for _, m := range op.Forgotten {
-		if br.stopErr() != nil {
-			return
-		}
 		t, ok := feed.ParseRecurrenceID(m.Key.Start(), op.Event.Start)
 		if !ok {
 			continue
@@ -115,41 +117,83 @@ func (w *Writer) verifySeries(br *batchRun, op diff.Op) {
 		if in == nil || in.Status == feed.StatusCancelled {
 			continue
 		}
-		fop := diff.Op{Kind: diff.Delete, Key: m.Key, Mapping: &calsyncd.Mapping{Key: m.Key, EventID: in.Id, ETag: in.Etag}}
-		w.settle(br, fop, w.deleteOffRule(br, fop))
+		// Its Forget op, later in this batch, deletes it.
+		br.mu.Lock()
+		if br.offRule == nil {
+			br.offRule = map[calsyncd.Key]offRuleHit{}
+		}
+		br.offRule[m.Key] = offRuleHit{id: in.Id, series: op, seriesID: seriesID}
+		br.mu.Unlock()
 	}
 }
 
 // repairException writes an exception Google changed back to the feed's.
-func (w *Writer) repairException(br *batchRun, ex diff.Op) error {
+// It is no op of the plan: its success is counted as ExceptionsRepaired,
+// and when it fails the exception's mapping is marked stale, so that the
+// next run writes it as an update.
+func (w *Writer) repairException(br *batchRun, series, ex diff.Op) {
+	br.mu.Lock()
+	if br.repairs == nil {
+		br.repairs = map[calsyncd.Key]bool{}
+	}
+	br.repairs[ex.Key] = true
+	br.mu.Unlock()
 	err := w.writeInstance(br, &budget{}, ex)
 	if err == nil {
-		br.update(func(r *calsyncd.WriteResult) { r.ExceptionsRepaired++ })
+		return
 	}
-	return err
+	w.log.Warn("cannot repair an exception its series' write changed; it is written again next run",
+		"subscription", br.SubscriptionID, "event", ex.Key.String(), "error", err)
+	switch v, c := w.judge(err); v {
+	case unrecorded:
+		var u *unrecordedError
+		errors.As(err, &u)
+		w.stopWith(br, u.err)
+		return
+	case fatal:
+		var e *Error
+		errors.As(err, &e)
+		w.stopWith(br, e)
+	case authFailed:
+		w.stopWith(br, &Error{Subscription: br.SubscriptionID, Op: "update", Class: c.Class, Code: c.Code, Reason: c.Reason, Msg: c.Message, Err: err})
+	}
+	m := *ex.Mapping
+	m.Hash = ""
+	if perr := w.saved(br, ex, m); perr != nil {
+		w.stopWith(br, persistError(br, ex, perr).err)
+	}
 }
 
-// deleteOffRule deletes an exception Google still shows off its series'
-// rule. The mapping itself goes with the plan's Forget.
-func (w *Writer) deleteOffRule(br *batchRun, op diff.Op) error {
-	err := w.call(br, &budget{}, write, func(ctx context.Context) error {
-		call := w.svc.Events.Delete(br.CalendarID, op.Mapping.EventID).SendUpdates("none").Context(ctx)
-		call.Header().Set("If-Match", op.Mapping.ETag)
-		return call.Do(w.callOpts...)
-	})
-	if err != nil {
-		switch w.classOf(err).Class {
-		case calsyncd.ClassGone:
-			return nil
-		case calsyncd.ClassPrecondition:
-			// Changed since the listing: the next series write checks
-			// again; nothing is deleted blind.
-			return nil
-		}
-		return err
+// offRuleHit is an exception a series' check found still shown off the
+// series' rule, for its Forget op to delete.
+type offRuleHit struct {
+	id       string
+	series   diff.Op
+	seriesID string
+}
+
+func (br *batchRun) offRuleHit(k calsyncd.Key) (offRuleHit, bool) {
+	br.mu.Lock()
+	defer br.mu.Unlock()
+	h, ok := br.offRule[k]
+	return h, ok
+}
+
+// staleSeries marks a series' mapping stale, so that the next run writes
+// it, and checks its exceptions, again.
+func (w *Writer) staleSeries(br *batchRun, hit offRuleHit) {
+	m := *hit.series.Mapping
+	m.EventID, m.Hash = hit.seriesID, ""
+	if perr := w.saved(br, hit.series, m); perr != nil {
+		w.stopWith(br, persistError(br, hit.series, perr).err)
 	}
-	br.update(func(r *calsyncd.WriteResult) { r.ExceptionsRepaired++ })
-	return nil
+}
+
+// repairing reports whether an instance write is a repair (repairException).
+func (br *batchRun) repairing(k calsyncd.Key) bool {
+	br.mu.Lock()
+	defer br.mu.Unlock()
+	return br.repairs[k]
 }
 
 // exceptionsWindow bounds where the exceptions of op can be shown: around

@@ -128,6 +128,11 @@ type batchRun struct {
 	// form), the instances listed after the series' write in this batch
 	// (verifySeries).
 	instances map[string]map[string]*calendar.Event
+	// offRule holds the ids of exceptions found shown off their series'
+	// changed rule, for their Forget ops to delete; repairs the
+	// exceptions being repaired (verifySeries).
+	offRule map[calsyncd.Key]offRuleHit
+	repairs map[calsyncd.Key]bool
 }
 
 // writtenSeries is a series written in this batch.
