@@ -1,7 +1,10 @@
 package gcalwriter_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 
 	calendar "google.golang.org/api/calendar/v3"
 	"net/http"
@@ -389,4 +392,51 @@ func TestSeriesUpdateRepairsItsExceptions(t *testing.T) {
 			}
 		}
 	}
+}
+
+// An answer to an instance write that names another instance is never
+// taken as done: the write counts as failed, nothing is recorded for it,
+// and the writer stops writing derived ids (for a day): it looks up first.
+func TestMisdirectedAnswerIsNotTakenAsDone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, gcalfake.Options{})
+		w := h.writer("alice", gcalwriter.Options{})
+		p := newMem()
+		first := []string{allDaySeries, allDayOverride("20270125", "20270125", "STATUS:CANCELLED")}
+		apply(t, w, p, plan(p, feedEvents(t, first...))...)
+		// Google now answers instance writes with another instance.
+		h.recs["alice"].mu.Lock()
+		h.recs["alice"].answer = func(req *http.Request, resp *http.Response) *http.Response {
+			if req.Method != http.MethodPut || resp.StatusCode != http.StatusOK {
+				return resp
+			}
+			var ev calendar.Event
+			body, _ := io.ReadAll(resp.Body)
+			if json.Unmarshal(body, &ev) == nil && ev.OriginalStartTime != nil {
+				ev.OriginalStartTime.Date = "2027-01-04"
+				body, _ = json.Marshal(&ev)
+			}
+			resp.Body = io.NopCloser(bytes.NewReader(body))
+			resp.ContentLength = int64(len(body))
+			return resp
+		}
+		h.recs["alice"].mu.Unlock()
+		moved := allDayOverride("20270201", "20270202", "SUMMARY:Bins (Tuesday)")
+		res := apply(t, w, p, plan(p, feedEvents(t, append(first, moved)...))...)
+		if res.Failed != 1 || res.Created != 0 {
+			t.Errorf("result: %+v", res)
+		}
+		if m := p.mapping(calsyncd.Key{UID: "bins@example.com", RecurrenceID: "20270201"}); m.EventID != "" {
+			t.Errorf("recorded %+v", m)
+		}
+		if !strings.Contains(h.logs.String(), "answered the instance at 2027-01-04") {
+			t.Errorf("log:\n%s", h.logs.String())
+		}
+		// The next attempt looks the instance up before writing it.
+		before := len(h.recs["alice"].requests())
+		apply(t, w, p, plan(p, feedEvents(t, append(first, moved)...))...)
+		if got := requestsOf(h.recs["alice"].requests()[before:]); len(got) == 0 || got[0] == http.MethodPut {
+			t.Errorf("after a misdirected answer: %v, want a read first", got)
+		}
+	})
 }
