@@ -254,3 +254,36 @@ func TestShapeStopsExpandingAtTheLimit(t *testing.T) {
 		t.Errorf("bounded: %d occurrences, %d events (cut %v), want 5001 and the cut flagged", cut.ExpandedOccurrences(), len(cut.Events), cut.ExpansionCut)
 	}
 }
+
+// A series' update carries the exceptions the plan does not write (to be
+// checked after it) and those it forgets off the rule (to be deleted where
+// Google still shows them); a series left unchanged carries none.
+func TestComputeAttachesExceptionsToTheirSeriesUpdate(t *testing.T) {
+	events := parse(t, weeklyMaster)
+	master := events[0]
+	rev := diff.Compute(events, []calsyncd.Mapping{{Key: master.Key(), EventID: "x", Hash: master.Hash},
+		{Key: calsyncd.Key{UID: "sync", RecurrenceID: "20270111T083000Z"}, EventID: "x_20270111T083000Z", Hash: "old"}}, nil).Updates[0]
+	kept := calsyncd.Mapping{Key: rev.Key, EventID: rev.Mapping.EventID, Hash: rev.Event.Hash}
+	off := calsyncd.Mapping{Key: calsyncd.Key{UID: "sync", RecurrenceID: "20270112T083000Z"}, EventID: "x_20270112T083000Z", Hash: "o"}
+	stale := calsyncd.Mapping{Key: master.Key(), EventID: "x", Hash: "before"}
+	p := diff.Compute(events, []calsyncd.Mapping{stale, kept, off}, nil)
+	if got := fmt.Sprint(render(p)); got != "[update sync delete sync@20270112T083000Z]" {
+		t.Fatalf("ops = %s", got)
+	}
+	up := p.Updates[0]
+	if len(up.Exceptions) != 1 || up.Exceptions[0].Key != kept.Key || up.Exceptions[0].Mapping.EventID != kept.EventID ||
+		up.Exceptions[0].Event == nil || up.Exceptions[0].Kind != diff.Update {
+		t.Errorf("exceptions = %+v", up.Exceptions)
+	}
+	if len(up.Forgotten) != 1 || up.Forgotten[0] != off {
+		t.Errorf("forgotten = %+v", up.Forgotten)
+	}
+	if p.Writes() != 2 || p.Unchanged != 1 {
+		t.Errorf("the checks are no writes of the plan: %d writes, %d unchanged", p.Writes(), p.Unchanged)
+	}
+	// Unchanged series: nothing to check.
+	p = diff.Compute(events, []calsyncd.Mapping{{Key: master.Key(), EventID: "x", Hash: master.Hash}, kept}, nil)
+	if p.Writes() != 0 {
+		t.Errorf("ops = %v", render(p))
+	}
+}

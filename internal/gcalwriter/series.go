@@ -38,10 +38,13 @@ import (
 func (w *Writer) verifySeries(br *batchRun, op diff.Op) {
 	seriesID := op.Mapping.EventID
 	br.mu.Lock()
-	if s := br.series[op.Key]; s.id != "" {
-		seriesID = s.id
-	}
+	recreated := br.series[op.Key].id != "" && br.series[op.Key].id != seriesID
 	br.mu.Unlock()
+	if recreated {
+		// Written under a new id: its exceptions stayed with the old
+		// event, and the pass writes them again (RecreatedSeries).
+		return
+	}
 	lo, hi, ok := exceptionsWindow(op)
 	if !ok {
 		return
