@@ -56,9 +56,11 @@ func UnsupportedRecurrence(ev *feed.Event) string {
 //  2. by the id Google derives, "{seriesId}_{YYYYMMDD}" all-day or
 //     "{seriesId}_{YYYYMMDDTHHMMSSZ}" timed (the original start in UTC) —
 //     one request in the common case, see writeDerived;
-//  3. looked up (findInstance): events.instances with originalStart, then
-//     with a time window around the original start, paged, each item
-//     checked.
+//  3. looked up: when the batch writes several exceptions of the series,
+//     one listing of its instances over a window that holds them all
+//     (listSeries, kept for the batch); else, or when that listing misses
+//     it, events.instances with originalStart, then with a time window
+//     around the original start, paged, each item checked (findInstance).
 //
 // When nothing matches, the write ends with a noInstanceError (counted as
 // failed and logged, retried next run): no other instance is written.
@@ -87,9 +89,14 @@ func (w *Writer) writeInstance(br *batchRun, bud *budget, op diff.Op) error {
 	if done || err != nil {
 		return err
 	}
-	inst, err := w.findInstance(br, bud, seriesID, op)
+	inst, err := w.listSeries(br, bud, seriesID, op)
 	if err != nil {
 		return err
+	}
+	if inst == nil {
+		if inst, err = w.findInstance(br, bud, seriesID, op); err != nil {
+			return err
+		}
 	}
 	if tried || inst.Id == derivedInstanceID(seriesID, orig) {
 		w.ids.learn(orig.AllDay, inst.Id == derivedInstanceID(seriesID, orig), w.clock.Now())
@@ -296,6 +303,50 @@ func (w *Writer) findInstance(br *batchRun, bud *budget, seriesID string, op dif
 		return in, nil
 	}
 	return nil, &noInstanceError{start: start}
+}
+
+// listSeries lists the series' instances once for the batch when the batch
+// writes more than one exception of it that needs a lookup, over a window
+// holding all of them, and returns the one at op's original start (nil
+// when the batch has a single such exception, or the listing misses it).
+// Where instance ids are opaque, a series with many overrides (a holiday
+// feed's) then costs one read, not one per override.
+func (w *Writer) listSeries(br *batchRun, bud *budget, seriesID string, op diff.Op) (*calendar.Event, error) {
+	pk, _ := op.Key.Parent()
+	var (
+		lo, hi time.Time
+		n      int
+	)
+	for _, o := range br.Ops {
+		if o.Event == nil || o.Event.Original.IsZero() || (o.Kind != diff.Create && o.Kind != diff.Update) {
+			continue
+		}
+		if k, ok := o.Key.Parent(); !ok || k != pk {
+			continue
+		}
+		a, b := instanceWindow(o.Event, op.Parent)
+		if n == 0 || a.Before(lo) {
+			lo = a
+		}
+		if n == 0 || b.After(hi) {
+			hi = b
+		}
+		n++
+	}
+	if n < 2 {
+		return nil, nil
+	}
+	items, err := w.listInstances(br, bud, seriesID, maxLookupPages, func(c *calendar.EventsInstancesCall) *calendar.EventsInstancesCall {
+		return c.TimeMin(lo.Format(time.RFC3339)).TimeMax(hi.Format(time.RFC3339)).MaxResults(2500)
+	})
+	if err != nil {
+		if w.classOf(err).Class == calsyncd.ClassGone {
+			return nil, seriesGone(op, err)
+		}
+		return nil, err
+	}
+	br.keepListing(seriesID, items)
+	return br.listed(seriesID, op.Event.Original), nil
 }
 
 // maxLookupPages bounds the pages one lookup or check reads.

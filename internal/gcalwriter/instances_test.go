@@ -262,7 +262,15 @@ func TestOverridesLandOnTheirOwnInstanceUnderEveryReading(t *testing.T) {
 							}
 							got := requestsOf(h.recs["alice"].requests()[before:])
 							want := "[PUT]"
-							if ids == gcalfake.InstanceIDsOpaque {
+							switch {
+							case ids == gcalfake.InstanceIDsDerived:
+							case mode == gcalfake.OriginalStartRejected && sh.name == "all-day":
+								// The first batch's two overrides were found
+								// in one listing of the series: this first
+								// single lookup learns that the date form is
+								// refused (400), then the window finds it.
+								want = "[instances instances PUT]"
+							default:
 								want = "[instances PUT]"
 							}
 							if fmt.Sprint(got) != want {

@@ -75,20 +75,7 @@ func (w *Writer) verifySeries(br *batchRun, op diff.Op) {
 		}
 		return
 	}
-	byStart := map[string]*calendar.Event{}
-	for _, in := range items {
-		if in.RecurringEventId == seriesID {
-			if k := originalOf(in); k != "" {
-				byStart[k] = in
-			}
-		}
-	}
-	br.mu.Lock()
-	if br.instances == nil {
-		br.instances = map[string]map[string]*calendar.Event{}
-	}
-	br.instances[seriesID] = byStart
-	br.mu.Unlock()
+	byStart := br.keepListing(seriesID, items)
 
 	for _, ex := range op.Exceptions {
 		if br.stopErr() != nil {
@@ -165,6 +152,27 @@ func (w *Writer) repairException(br *batchRun, series, ex diff.Op) {
 	if perr := w.saved(br, ex, m); perr != nil {
 		w.stopWith(br, persistError(br, ex, perr).err)
 	}
+}
+
+// keepListing indexes a listing of a series' instances by original start
+// for the rest of the batch (only the series' own instances, matched by
+// recurringEventId: a loose answer may hold others).
+func (br *batchRun) keepListing(seriesID string, items []*calendar.Event) map[string]*calendar.Event {
+	byStart := map[string]*calendar.Event{}
+	for _, in := range items {
+		if in.RecurringEventId == seriesID {
+			if k := originalOf(in); k != "" {
+				byStart[k] = in
+			}
+		}
+	}
+	br.mu.Lock()
+	defer br.mu.Unlock()
+	if br.instances == nil {
+		br.instances = map[string]map[string]*calendar.Event{}
+	}
+	br.instances[seriesID] = byStart
+	return byStart
 }
 
 // offRuleHit is an exception a series' check found still shown off the
