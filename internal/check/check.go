@@ -78,14 +78,21 @@ type Feed struct {
 	// outside it.
 	Events        int `json:"events"`
 	OutsideWindow int `json:"outside_window"`
-	// Skipped are the events the parser left out, with its reason.
-	Skipped []Skip `json:"skipped"`
+	// Skipped are the events the parser left out, with its reason: the
+	// first MaxSkips of them (a broken feed can skip tens of thousands);
+	// SkippedTotal counts them all.
+	Skipped      []Skip `json:"skipped"`
+	SkippedTotal int    `json:"skipped_total"`
 	// UnresolvedZones are the time zones no IANA zone was found for.
 	UnresolvedZones []string `json:"unresolved_zones"`
 	// Warnings counts every parser warning (skipped events and zones
 	// included).
 	Warnings int `json:"warnings"`
 }
+
+// MaxSkips bounds Feed.Skipped, so that a feed with every event broken
+// cannot make the report as large as the feed.
+const MaxSkips = 100
 
 // Skip is an event the parser left out.
 type Skip struct {

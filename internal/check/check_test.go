@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -48,6 +50,13 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	files := map[string]string{"/messy.ics": "testdata/messy.ics", "/login": "testdata/login.html"}
+	// A feed whose every event but one is broken (no DTSTART).
+	var broken strings.Builder
+	broken.WriteString("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//test//broken//EN\r\n")
+	for i := range 300 {
+		fmt.Fprintf(&broken, "BEGIN:VEVENT\r\nUID:broken-%d@example.com\r\nSUMMARY:Broken %d\r\nEND:VEVENT\r\n", i, i)
+	}
+	broken.WriteString("BEGIN:VEVENT\r\nUID:fine@example.com\r\nDTSTART:20261215T100000Z\r\nDTEND:20261215T110000Z\r\nSUMMARY:Fine\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n")
 	feeds := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/"+secretPath+"/team.ics" {
 			if r.Header.Get("Authorization") != secretHeader {
@@ -55,6 +64,10 @@ func newEnv(t *testing.T) *env {
 				return
 			}
 			w.Write(team)
+			return
+		}
+		if r.URL.Path == "/broken.ics" {
+			io.WriteString(w, broken.String())
 			return
 		}
 		if f, ok := files[r.URL.Path]; ok {
@@ -118,6 +131,7 @@ subscriptions:
   - {id: messy, url: "`+feedsURL+`/messy.ics", calendar: good@example.com, window: {past: 0}}
   - {id: silent, url: "`+good+`", calendar: silent@example.com, headers: {Authorization: "`+secretHeader+`"}}
   - {id: refused, url: "`+feedsURL+`/`+secretPath+`/team.ics", calendar: good@example.com}
+  - {id: broken, url: "`+feedsURL+`/broken.ics", calendar: good@example.com}
 `)
 	cfg, err := config.Load(filepath.Join(dir, "config.yaml"))
 	if err != nil {
@@ -190,6 +204,11 @@ func TestCheck(t *testing.T) {
 			more: func(r check.Result) bool { return r.Calendar.Writable == check.WritableCannotTell && r.Calendar.Exists }},
 		{id: "refused", words: []string{"refused access (401 Unauthorized)", "see subscriptions[8] (url, headers, basic_auth)"},
 			more: func(r check.Result) bool { return r.Feed.Status == 401 }},
+		{id: "broken", ok: true, words: []string{"300 events of the feed skipped (--json lists the first 100 with their reasons)"},
+			more: func(r check.Result) bool {
+				return r.Feed.Events == 1 && r.Feed.SkippedTotal == 300 && len(r.Feed.Skipped) == check.MaxSkips &&
+					r.Feed.Skipped[0].UID == "broken-0@example.com"
+			}},
 	}
 	for _, tt := range tests {
 		r, ok := byID[tt.id]

@@ -9,7 +9,7 @@ import (
 // Each subscription's verdict is one line.
 func ExampleResult_Line() {
 	ok := check.Result{ID: "team", OK: true,
-		Feed:     check.Feed{URL: "https://calendar.example.com/…", Status: 200, Bytes: 49357, Events: 120, Skipped: []check.Skip{{UID: "x"}}},
+		Feed:     check.Feed{URL: "https://calendar.example.com/…", Status: 200, Bytes: 49357, Events: 120, Skipped: []check.Skip{{UID: "x"}}, SkippedTotal: 1},
 		Account:  check.Account{Identity: "service account calsyncd@p.iam.gserviceaccount.com"},
 		Calendar: check.Calendar{ID: "team@group.calendar.google.com", AccessRole: "writer", Writable: check.WritableYes}}
 	failed := check.Result{ID: "rota", Problems: []string{

@@ -41,14 +41,19 @@ func (c *Checker) feed(ctx context.Context, sub config.Subscription, key string)
 	f.Events, f.OutsideWindow, f.Warnings = len(cal.Events), cal.OutsideWindow, len(cal.Warnings)
 	for _, w := range cal.Warnings {
 		if w.Skipped() {
-			f.Skipped = append(f.Skipped, Skip{UID: w.UID, Reason: w.Message})
+			f.SkippedTotal++
+			if len(f.Skipped) < MaxSkips {
+				f.Skipped = append(f.Skipped, Skip{UID: w.UID, Reason: w.Message})
+			}
 		}
 		if z, ok := w.Zone(); ok {
 			f.UnresolvedZones = append(f.UnresolvedZones, z)
 		}
 	}
 	var notes []string
-	if n := len(f.Skipped); n > 0 {
+	if n := f.SkippedTotal; n > MaxSkips {
+		notes = append(notes, fmt.Sprintf("%s of the feed skipped (--json lists the first %d with their reasons); the others are synced", plural(n, "event"), MaxSkips))
+	} else if n > 0 {
 		notes = append(notes, fmt.Sprintf("%s of the feed skipped (--json lists each with its reason); the others are synced", plural(n, "event")))
 	}
 	if len(f.UnresolvedZones) > 0 {

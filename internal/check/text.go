@@ -23,7 +23,7 @@ func (r Result) Line() string {
 		fmt.Fprintf(&b, " answered %d", r.Feed.Status)
 	}
 	fmt.Fprintf(&b, ", %s, %s", size(r.Feed.Bytes), plural(r.Feed.Events, "event"))
-	if n := len(r.Feed.Skipped); n > 0 {
+	if n := r.Feed.SkippedTotal; n > 0 {
 		fmt.Fprintf(&b, " (%d skipped)", n)
 	}
 	fmt.Fprintf(&b, "; calendar %q ", r.Calendar.ID)

@@ -266,3 +266,41 @@ func TestWriterDefaultsAreTheWriters(t *testing.T) {
 		t.Errorf("options from the file: %+v", o)
 	}
 }
+
+// A key that cannot be decoded does not hide what the rules say of the
+// others: one edit fixes every error.
+func TestDecodeErrorsDoNotHideRuleErrors(t *testing.T) {
+	_, err := parse(t, `schedule: "@every -1h"
+writer:
+  concurrency: [2]
+subscriptions:
+  - id: team
+    url: https://example.com/team.ics
+    calendar: team@example.com
+    colour: banana
+  - id: rota
+    calendar: rota@example.com
+`, nil)
+	var errs config.Errors
+	if !errors.As(err, &errs) {
+		t.Fatalf("want errors, got %v", err)
+	}
+	want := []struct {
+		line int
+		key  string
+	}{{1, "schedule"}, {3, "writer.concurrency"}, {8, "subscriptions[0].colour"}, {9, "subscriptions[1].url"}}
+	for _, w := range want {
+		found := false
+		for _, e := range errs {
+			found = found || e.Line == w.line && e.Key == w.key
+		}
+		if !found {
+			t.Errorf("no error at line %d for %s in:\n%v", w.line, w.key, err)
+		}
+	}
+	for i := 1; i < len(errs); i++ {
+		if errs[i].Line < errs[i-1].Line {
+			t.Errorf("errors not in file order: %v", err)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -148,15 +149,38 @@ func parse(file string, data []byte, lookupEnv func(string) (string, bool), allo
 		return nil, nil, Errors{{File: file, Msg: "the configuration is empty: it needs at least the subscriptions to sync (see config.example.yaml)"}}
 	}
 	d.decode(doc.Content[0], reflect.ValueOf(cfg).Elem(), "")
-	if errs := d.withoutUnsetKeys(d.errs); len(errs) > 0 {
-		return nil, d.unset, errs
-	}
 	cfg.resolvePaths()
-	if errs := d.withoutUnsetKeys(append(d.errs, cfg.validate(d)...)); len(errs) > 0 {
+	// The rules are checked even when some keys could not be decoded, so
+	// that one edit fixes every error at once; a key that did not decode
+	// keeps its default, so what the rules say of it (and of what is
+	// under it) is left out.
+	errs := d.errs
+	for _, e := range cfg.validate(d) {
+		if !undecoded(d.errs, e.Key) {
+			errs = append(errs, e)
+		}
+	}
+	if errs := d.withoutUnsetKeys(errs); len(errs) > 0 {
+		sort.SliceStable(errs, func(i, j int) bool { return errs[i].Line < errs[j].Line })
 		return nil, d.unset, errs
 	}
 	cfg.Warnings = cfg.warnings(d)
 	return cfg, d.unset, nil
+}
+
+// undecoded says whether key, or a key it is part of or that is part of it,
+// is one whose value could not be decoded.
+func undecoded(decodeErrs Errors, key string) bool {
+	for _, e := range decodeErrs {
+		if e.Key == "" {
+			continue
+		}
+		if key == e.Key || strings.HasPrefix(key, e.Key+".") || strings.HasPrefix(key, e.Key+"[") ||
+			strings.HasPrefix(e.Key, key+".") || strings.HasPrefix(e.Key, key+"[") {
+			return true
+		}
+	}
+	return false
 }
 
 // withoutUnsetKeys drops the errors about keys whose value uses an unset
