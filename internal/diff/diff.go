@@ -9,6 +9,7 @@ package diff
 import (
 	"cmp"
 	"slices"
+	"time"
 
 	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/feed"
@@ -62,11 +63,17 @@ type Op struct {
 	// dropped), so the writer checks them after the series' write and
 	// repairs those that no longer show what the feed means.
 	Exceptions []Op
-	// Forgotten, on the Update of a series, are the mappings of its
-	// exceptions this plan forgets because the series no longer has their
-	// occurrence: Google may still show such an exception, so the writer
-	// deletes those it still lists.
-	Forgotten []calsyncd.Mapping
+	// Forgotten, on the Update of a series, are its exceptions this plan
+	// forgets because the series no longer has their occurrence: Google may
+	// still show such an exception, so the writer deletes those it still
+	// lists.
+	Forgotten []Forgotten
+}
+
+// Forgotten is an exception's mapping and its original start.
+type Forgotten struct {
+	Mapping  calsyncd.Mapping
+	Original feed.Time
 }
 
 // Plan is every write needed, in a safe order: masters are created before
@@ -241,8 +248,13 @@ func (p *Plan) attachExceptions(kept []Op) {
 			continue
 		}
 		pk, _ := op.Key.Parent()
-		if i, ok := series[pk]; ok {
-			p.Updates[i].Forgotten = append(p.Updates[i].Forgotten, *op.Mapping)
+		i, ok := series[pk]
+		if !ok {
+			continue
+		}
+		parent := p.Updates[i].Event
+		if t, ok := recurrenceStart(op.Key, parent); ok {
+			p.Updates[i].Forgotten = append(p.Updates[i].Forgotten, Forgotten{Mapping: *op.Mapping, Original: instanceTime(parent.Start, t)})
 		}
 	}
 }
@@ -275,8 +287,7 @@ func revertOf(k calsyncd.Key, desired map[calsyncd.Key]*feed.Event) *feed.Event 
 	if series == nil {
 		return nil
 	}
-	// The key comes from the store: its recurrence id is all there is.
-	t, ok := feed.ParseRecurrenceID(k.Start(), parent.Start)
+	t, ok := recurrenceStart(k, parent)
 	if !ok || !series.Has(t) {
 		return nil
 	}
@@ -290,6 +301,13 @@ func revertOf(k calsyncd.Key, desired map[calsyncd.Key]*feed.Event) *feed.Event 
 	ev.End.T = ev.Start.T.Add(parent.End.T.Sub(parent.Start.T))
 	ev.Hash = ev.ComputeHash()
 	return &ev
+}
+
+// recurrenceStart is the original start an instance key names in its
+// series. The key comes from the store (revertOf, the exceptions a series
+// update forgets): its recurrence id is all there is.
+func recurrenceStart(k calsyncd.Key, parent *feed.Event) (time.Time, bool) {
+	return feed.ParseRecurrenceID(k.Start(), parent.Start)
 }
 
 // pairRekeys turns a create and a delete of identical content (same hash,

@@ -275,7 +275,8 @@ func TestComputeAttachesExceptionsToTheirSeriesUpdate(t *testing.T) {
 		up.Exceptions[0].Event == nil || up.Exceptions[0].Kind != diff.Update {
 		t.Errorf("exceptions = %+v", up.Exceptions)
 	}
-	if len(up.Forgotten) != 1 || up.Forgotten[0] != off {
+	if len(up.Forgotten) != 1 || up.Forgotten[0].Mapping != off ||
+		!up.Forgotten[0].Original.T.Equal(time.Date(2027, 1, 12, 8, 30, 0, 0, time.UTC)) || up.Forgotten[0].Original.AllDay {
 		t.Errorf("forgotten = %+v", up.Forgotten)
 	}
 	if p.Writes() != 2 || p.Unchanged != 1 {

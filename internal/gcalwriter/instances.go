@@ -450,10 +450,12 @@ func originalOf(ev *calendar.Event) string {
 // "{seriesId}_{YYYYMMDD}" all-day, "{seriesId}_{YYYYMMDDTHHMMSSZ}" timed,
 // the original start in UTC.
 func derivedInstanceID(seriesID string, orig feed.Time) string {
+	// An id is formatted here, no recurrence read.
+	const layout = "20060102T150405Z"
 	if orig.AllDay {
-		return seriesID + "_" + orig.T.Format("20060102")
+		return seriesID + "_" + orig.T.Format(layout[:8]) // the date part
 	}
-	return seriesID + "_" + orig.T.UTC().Format("20060102T150405Z")
+	return seriesID + "_" + orig.T.UTC().Format(layout)
 }
 
 // originalStartTime is the instance's originalStartTime as Google gives it:

@@ -65,7 +65,8 @@ func (w *Writer) verifySeries(br *batchRun, op diff.Op) {
 		}
 		// Deleting one of ours off the rule is harmless where Google
 		// hides it already.
-		for _, m := range op.Forgotten {
+		for _, f := range op.Forgotten {
+			m := f.Mapping
 			br.mu.Lock()
 			if br.offRule == nil {
 				br.offRule = map[calsyncd.Key]offRuleHit{}
@@ -98,12 +99,9 @@ func (w *Writer) verifySeries(br *batchRun, op diff.Op) {
 		// says it is missing).
 		w.repairException(br, op, ex)
 	}
-	for _, m := range op.Forgotten {
-		t, ok := feed.ParseRecurrenceID(m.Key.Start(), op.Event.Start)
-		if !ok {
-			continue
-		}
-		in := byStart[originalStart(feed.Time{AllDay: op.Event.Start.AllDay, T: t})]
+	for _, f := range op.Forgotten {
+		m := f.Mapping
+		in := byStart[originalStart(f.Original)]
 		if in == nil || in.Status == feed.StatusCancelled {
 			continue
 		}
@@ -224,15 +222,13 @@ func exceptionsWindow(op diff.Op) (lo, hi time.Time, ok bool) {
 	}
 	const margin = 48 * time.Hour
 	length := op.Event.End.T.Sub(op.Event.Start.T)
-	for _, m := range op.Forgotten {
-		if t, tok := feed.ParseRecurrenceID(m.Key.Start(), op.Event.Start); tok {
-			// Where its override put it ends at EndsAt.
-			a, b := t, t.Add(length)
-			if !m.EndsAt.IsZero() {
-				a, b = minTime(a, m.EndsAt), maxTime(b, m.EndsAt)
-			}
-			extend(a.Add(-margin).UTC(), b.Add(margin).UTC())
+	for _, f := range op.Forgotten {
+		// Where its override put it ends at EndsAt.
+		a, b := f.Original.T, f.Original.T.Add(length)
+		if !f.Mapping.EndsAt.IsZero() {
+			a, b = minTime(a, f.Mapping.EndsAt), maxTime(b, f.Mapping.EndsAt)
 		}
+		extend(a.Add(-margin).UTC(), b.Add(margin).UTC())
 	}
 	return lo, hi, ok
 }
