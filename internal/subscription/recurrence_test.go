@@ -44,7 +44,7 @@ func newMirror(t *testing.T) *mirror {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := gcalwriter.New(svc, gcalwriter.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Spacing: time.Millisecond})
+	w := gcalwriter.New(svc, gcalwriter.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Spacing: 50 * time.Microsecond})
 	h.runner.Writer = func(string) (subscription.Writer, error) { return w, nil }
 	h.runner.Now = func() time.Time { return recurrenceNow }
 	h.cfg.Window = config.Window{Past: config.Duration(recurrencePast)}
