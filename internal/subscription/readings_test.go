@@ -1,7 +1,6 @@
 package subscription_test
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"slices"
@@ -283,7 +282,8 @@ func readingFeeds(t *testing.T) map[string][]byte {
 
 // everyReading are the feeds run under every combination of readings
 // (gcalfake.AllReadings); the others, and the corpus, run under
-// gcalfake.CoveringReadings, which keeps the suite fast.
+// gcalfake.CoveringReadings, which keeps the suite fast (all of them under
+// every combination with CALSYNCD_ALL_READINGS=1).
 var everyReading = map[string]bool{
 	"all-day series with a cancelled fourth week": true,
 	"moved and cancelled instances":               true,
@@ -293,7 +293,7 @@ var everyReading = map[string]bool{
 func TestSmallFeedsConvergeUnderEveryReading(t *testing.T) {
 	for name, body := range readingFeeds(t) {
 		readings := gcalfake.CoveringReadings()
-		if everyReading[name] && !testing.Short() {
+		if everyReading[name] && !testing.Short() || os.Getenv("CALSYNCD_ALL_READINGS") == "1" {
 			readings = gcalfake.AllReadings()
 		}
 		t.Run(name, func(t *testing.T) {
@@ -305,8 +305,18 @@ func TestSmallFeedsConvergeUnderEveryReading(t *testing.T) {
 	}
 }
 
+// TestCorpusConvergesUnderEveryReading mirrors the corpus files with series
+// or overrides under gcalfake.CoveringReadings. With CALSYNCD_ALL_READINGS=1
+// (not for CI: tens of minutes on 2 cores) it mirrors every corpus file
+// that parses (the series edits leave those without series as they are)
+// under every combination.
 func TestCorpusConvergesUnderEveryReading(t *testing.T) {
 	dir := corpus.Dir(t)
+	readings := gcalfake.CoveringReadings()
+	all := os.Getenv("CALSYNCD_ALL_READINGS") == "1"
+	if all {
+		readings = gcalfake.AllReadings()
+	}
 	var files []string
 	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".ics") {
@@ -317,28 +327,34 @@ func TestCorpusConvergesUnderEveryReading(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
+	n, recurring := 0, 0
 	for _, path := range files {
 		body, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Contains(body, []byte("RRULE")) && !bytes.Contains(body, []byte("RDATE")) && !bytes.Contains(body, []byte("RECURRENCE-ID")) {
+		cal, err := feed.ParseBytes(body, feed.Options{Now: recurrenceNow, WindowPast: recurrencePast})
+		if err != nil || len(cal.Events) == 0 {
 			continue
 		}
-		if cal, err := feed.ParseBytes(body, feed.Options{}); err != nil || !hasRecurrence(cal.Events) {
+		if hasRecurrence(cal.Events) {
+			recurring++
+		} else if !all {
 			continue
 		}
 		n++
 		name, _ := filepath.Rel(dir, path)
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			for _, r := range gcalfake.CoveringReadings() {
+			for _, r := range readings {
 				t.Run(r.String(), func(t *testing.T) { convergeUnder(t, r, body) })
 			}
 		})
 	}
-	t.Logf("%d recurring corpus files × %d readings", n, len(gcalfake.CoveringReadings()))
+	if recurring < 20 {
+		t.Errorf("only %d corpus files have recurring events or overrides", recurring)
+	}
+	t.Logf("%d corpus files (%d with series or overrides) × %d readings", n, recurring, len(readings))
 }
 
 // allDayCancelledFourth is issue 13's minimal reproduction: a weekly
