@@ -18,6 +18,9 @@ type instanceIDs struct {
 	// derived: a get or a lookup showed that the derived id names the
 	// instance at its original start.
 	derived [2]bool
+	// seriesETag: a plain instance read by its derived id carried its
+	// series' etag, so If-Match: the series' etag holds on plain instances.
+	seriesETag [2]bool
 	// opaqueUntil: a derived id did not lead to the instance a lookup
 	// found under another id; derived ids are not tried before then.
 	opaqueUntil [2]time.Time
@@ -73,4 +76,16 @@ func (s *instanceIDs) filterFailed(allDay bool, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.filterFailedUntil[kindIndex(allDay)] = now.Add(learntFor)
+}
+
+func (s *instanceIDs) plainCarriesSeriesETag(allDay bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seriesETag[kindIndex(allDay)] = true
+}
+
+func (s *instanceIDs) seriesETagHolds(allDay bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.seriesETag[kindIndex(allDay)]
 }

@@ -117,17 +117,21 @@ func (w *Writer) writeInstance(br *batchRun, bud *budget, op diff.Op) error {
 //     derived id), it reads before it writes (get by derived id, checked),
 //     and an answer that is not the instance teaches it the ids are not
 //     derived;
-//   - once derived ids are known, the write is one update sent with
+//   - once derived ids are known, and a read has shown that a plain
+//     instance carries its series' etag, the write is one update sent with
 //     If-Match: the series' etag. Google answers it only on the plain
 //     instance of the series as we last wrote it; anything else (an
 //     exception stored there: ours after a lost answer, a person's edit)
 //     fails the condition (412) and is read, checked and compared first
 //     (updateInstance), so a person's reminders and colour are kept. The
 //     answer's recurringEventId and originalStartTime are checked too.
+//     Where plain instances carry etags of their own (the documentation
+//     does not say), that condition could never hold: the writer keeps
+//     reading first, two requests, and never writes unread;
 //   - a derived id that answers 404 is looked up; when the lookup finds
 //     the instance under another id, the Writer stops deriving ids of that
-//     kind (all-day, timed) for opaqueFor, so opaque ids cost one failed
-//     request a day, not one per override.
+//     kind (all-day, timed) for a day (learntFor), so opaque ids cost one
+//     failed request a day, not one per override.
 //
 // Without a series etag (an old mapping) or after the series was adopted
 // in this batch (its exceptions may already be there), it reads first too.
@@ -138,7 +142,7 @@ func (w *Writer) writeDerived(br *batchRun, bud *budget, op diff.Op, want *calen
 		return false, false, nil
 	}
 	id := derivedInstanceID(seriesID, orig)
-	if trusted && seriesETag != "" && !br.wasAdopted(seriesID) {
+	if trusted && w.ids.seriesETagHolds(orig.AllDay) && seriesETag != "" && !br.wasAdopted(seriesID) {
 		done, err := w.updateInstance(br, bud, op, want, seriesID, id, seriesETag)
 		return done, true, err
 	}
@@ -154,6 +158,9 @@ func (w *Writer) writeDerived(br *batchRun, bud *budget, op diff.Op, want *calen
 		return false, true, nil
 	}
 	w.ids.learn(orig.AllDay, true, w.clock.Now())
+	if seriesETag != "" && got.Etag == seriesETag {
+		w.ids.plainCarriesSeriesETag(orig.AllDay)
+	}
 	return true, true, w.writeFound(br, bud, op, want, seriesID, got)
 }
 
