@@ -97,7 +97,7 @@ func (w *Writer) verifySeries(br *batchRun, op diff.Op) {
 		}
 		// Changed, or not where we looked (the usual way finds it, or
 		// says it is missing).
-		w.repairException(br, op, ex)
+		w.repairException(br, ex)
 	}
 	for _, f := range op.Forgotten {
 		m := f.Mapping
@@ -119,7 +119,7 @@ func (w *Writer) verifySeries(br *batchRun, op diff.Op) {
 // It is no op of the plan: its success is counted as ExceptionsRepaired,
 // and when it fails the exception's mapping is marked stale, so that the
 // next run writes it as an update.
-func (w *Writer) repairException(br *batchRun, series, ex diff.Op) {
+func (w *Writer) repairException(br *batchRun, ex diff.Op) {
 	br.mu.Lock()
 	if br.repairs == nil {
 		br.repairs = map[calsyncd.Key]bool{}
