@@ -57,7 +57,7 @@ func (c *Checker) feed(ctx context.Context, sub config.Subscription, key string)
 		notes = append(notes, fmt.Sprintf("%s of the feed skipped (--json lists each with its reason); the others are synced", plural(n, "event")))
 	}
 	if len(f.UnresolvedZones) > 0 {
-		notes = append(notes, fmt.Sprintf("no IANA zone found for %s: those times are read as the feed's floating zone or converted to UTC; "+
+		notes = append(notes, fmt.Sprintf("no IANA zone found for %s: those times are read as the feed's floating zone or with the feed's own rules; "+
 			"set %s.time_zone if they come out wrong", strings.Join(quoteAll(f.UnresolvedZones), ", "), key))
 	}
 	if f.Events == 0 {

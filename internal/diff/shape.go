@@ -318,6 +318,17 @@ func (sh *shaper) shapeSegment(seg *segment, i int, series *feed.Series, m *feed
 	}
 	if r, ok := sh.refused[seg.key]; ok && r.Hash == seg.event.Hash {
 		seg.expand = "Google refused it (" + r.Reason + ")"
+		return
+	}
+	if lo, hi := sh.opts.From, sh.opts.To; !lo.IsZero() && !hi.IsZero() && seg.event.Series != nil {
+		switch s := seg.event.Series; {
+		case s.UnnamedZoneShifts(lo, hi):
+			seg.expand = "its time zone is the feed's own and matches no IANA zone, so Google would expand it in UTC"
+		case s.GapOccurrence(lo, hi):
+			// Google may place it an hour early, as Go's time.Date
+			// does, or not: only single events say where it is.
+			seg.expand = "an occurrence falls in a daylight-saving gap, where Google's placement of it is undocumented"
+		}
 	}
 }
 

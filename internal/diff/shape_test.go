@@ -288,3 +288,46 @@ func TestComputeAttachesExceptionsToTheirSeriesUpdate(t *testing.T) {
 		t.Errorf("ops = %v", render(p))
 	}
 }
+
+func TestShapeWritesSeriesGoogleWouldPlaceWrongAsSingleEvents(t *testing.T) {
+	ownZone := "BEGIN:VTIMEZONE\nTZID:Office time\nBEGIN:STANDARD\nDTSTART:19701025T030000\nTZOFFSETFROM:+0230\nTZOFFSETTO:+0130\n" +
+		"RRULE:FREQ=YEARLY;BYDAY=-1SU;BYMONTH=10\nEND:STANDARD\nBEGIN:DAYLIGHT\nDTSTART:19700329T020000\nTZOFFSETFROM:+0130\n" +
+		"TZOFFSETTO:+0230\nRRULE:FREQ=YEARLY;BYDAY=-1SU;BYMONTH=3\nEND:DAYLIGHT\nEND:VTIMEZONE\n"
+	from, to := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2028, 1, 1, 0, 0, 0, 0, time.UTC)
+	tests := map[string]struct {
+		events []feed.Event
+		reason string // "" : kept as a series
+		want   []string
+	}{
+		"an occurrence in a DST gap": {parse(t, vevent("UID:gap", "DTSTART;TZID=America/New_York:20270307T023000",
+			"DTEND;TZID=America/New_York:20270307T030000", "RRULE:FREQ=WEEKLY;COUNT=3", "SUMMARY:Backup")),
+			"daylight-saving gap", []string{
+				"gap@20270307T073000Z/single | Backup | 2027-03-07T07:30Z..2027-03-07T08:00Z | confirmed | ",
+				"gap@20270314T073000Z/single | Backup | 2027-03-14T07:30Z..2027-03-14T08:00Z | confirmed | ",
+				"gap@20270321T063000Z/single | Backup | 2027-03-21T06:30Z..2027-03-21T07:00Z | confirmed | ",
+			}},
+		"the feed's own zone": {parse(t, ownZone+vevent("UID:own", "DTSTART;TZID=Office time:20270304T090000",
+			"DTEND;TZID=Office time:20270304T100000", "RRULE:FREQ=MONTHLY;COUNT=2", "SUMMARY:Review")),
+			"feed's own", []string{
+				"own@20270304T073000Z/single | Review | 2027-03-04T07:30Z..2027-03-04T08:30Z | confirmed | ",
+				"own@20270404T063000Z/single | Review | 2027-04-04T06:30Z..2027-04-04T07:30Z | confirmed | ",
+			}},
+		"the feed's own zone, no switch in the window": {parse(t, ownZone+vevent("UID:own", "DTSTART;TZID=Office time:20270504T090000",
+			"DTEND;TZID=Office time:20270504T100000", "RRULE:FREQ=MONTHLY;COUNT=2", "SUMMARY:Review")),
+			"", []string{"own | Review | 2027-05-04T06:30Z..2027-05-04T07:30Z | confirmed | RRULE:FREQ=MONTHLY;COUNT=2"}},
+	}
+	for name, tt := range tests {
+		lo, hi := from, to
+		if tt.reason == "" {
+			lo = time.Date(2027, 5, 1, 0, 0, 0, 0, time.UTC)
+			hi = time.Date(2027, 8, 1, 0, 0, 0, 0, time.UTC)
+		}
+		got := diff.Shape(tt.events, diff.ShapeOptions{From: lo, To: hi})
+		if g := shape(got); strings.Join(g, "\n") != strings.Join(tt.want, "\n") {
+			t.Errorf("%s: shape:\n%s\nwant:\n%s", name, strings.Join(g, "\n"), strings.Join(tt.want, "\n"))
+		}
+		if tt.reason == "" && len(got.Expanded) != 0 || tt.reason != "" && (len(got.Expanded) != 1 || !strings.Contains(got.Expanded[0].Reason, tt.reason)) {
+			t.Errorf("%s: expanded %+v, want reason %q", name, got.Expanded, tt.reason)
+		}
+	}
+}

@@ -15,15 +15,26 @@ import (
 // FuzzParse feeds arbitrary bodies to the parser: it must never panic or
 // hang, and whatever it accepts must be well-formed for the writer.
 func FuzzParse(f *testing.F) {
-	dir, files := corpus.Files(f)
-	for _, name := range files {
-		body, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			f.Fatal(err)
+	// The shared corpus when it is there (CI requires it); our own
+	// fixtures and minimal reproductions always, so that a bare clone
+	// still fuzzes from every shape.
+	if _, ok := corpus.Available(); ok || os.Getenv(corpus.RequireEnv) == "1" {
+		dir, files := corpus.Files(f)
+		for _, name := range files {
+			body, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(body)
 		}
-		f.Add(body)
 	}
 	crashers, _ := filepath.Glob("testdata/regress/*.ics")
+	own, _ := filepath.Glob("../../testdata/feeds/*.ics")
+	defects, _ := filepath.Glob("../../testdata/feeds/defects/*.ics")
+	if len(defects) == 0 {
+		f.Fatal("no minimal reproductions in testdata/feeds/defects")
+	}
+	crashers = append(append(crashers, own...), defects...)
 	for _, c := range crashers {
 		body, err := os.ReadFile(c)
 		if err != nil {
@@ -45,6 +56,16 @@ func FuzzParse(f *testing.F) {
 				continue
 			}
 			checkCalendar(t, cal)
+			if !strings.Contains(string(body), "\uFFFD") {
+				// No byte of the feed becomes U+FFFD (issue 13 §2.7).
+				for _, ev := range cal.Events {
+					for _, s := range []string{ev.UID, ev.Summary, ev.Description, ev.Location, ev.URL} {
+						if strings.ContainsRune(s, utf8.RuneError) {
+							t.Fatalf("%s: U+FFFD in %q, not in the feed", ev.Key(), s)
+						}
+					}
+				}
+			}
 		}
 	})
 }

@@ -3,10 +3,10 @@ package feed
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	ical "github.com/arran4/golang-ical"
 	"github.com/calsyncd/calsyncd/internal/tz"
@@ -58,6 +58,8 @@ type rawEvent struct {
 	rdate  []*ical.IANAProperty
 	exrule bool
 	err    error
+	// periods are the RDATE PERIODs whose length is not the series'.
+	periods []period
 	// categories are the CATEGORIES lines; subs the VEVENT's components
 	// (its VALARMs).
 	categories []*ical.IANAProperty
@@ -74,7 +76,7 @@ func (r *rawEvent) text(k propKey) string {
 // extract sorts a VEVENT's properties into r (reused: its lists keep
 // their room) and notes the years its TZIDs are used in.
 func (p *parser) extract(r *rawEvent, props []ical.IANAProperty, index int) {
-	*r = rawEvent{index: index, rrules: r.rrules[:0], exdate: r.exdate[:0], rdate: r.rdate[:0], categories: r.categories[:0]}
+	*r = rawEvent{index: index, rrules: r.rrules[:0], exdate: r.exdate[:0], rdate: r.rdate[:0], categories: r.categories[:0], periods: r.periods[:0]}
 	for i := range props {
 		pr := &props[i]
 		name := pr.IANAToken
@@ -140,15 +142,6 @@ func param(pr *ical.IANAProperty, name string) string {
 	return ""
 }
 
-// validText makes text valid UTF-8: Google's API refuses anything else, and
-// a replaced byte must hash the same on every fetch.
-func validText(s string) string {
-	if utf8.ValidString(s) {
-		return s
-	}
-	return strings.ToValidUTF8(s, "\uFFFD")
-}
-
 // series is what duplicate resolution and recurrence-id alignment need
 // beyond the Event (the recurrence itself is Event.Series).
 type series struct {
@@ -157,7 +150,36 @@ type series struct {
 	// ridWall is the RECURRENCE-ID's wall clock, for aligning its type
 	// with the master's.
 	ridWall time.Time
+	// rare is what few events have (nil for the others: every event
+	// has a series, so its size counts).
+	rare *rareSeries
 }
+
+// rareSeries is what only unusual events need of their series.
+type rareSeries struct {
+	// own is the series of an instance that carries recurrence lines
+	// (RRULE or RDATE beside its RECURRENCE-ID), nil otherwise.
+	own *Series
+	// periods are the occurrences an RDATE PERIOD gives their own end.
+	periods []period
+}
+
+func (s *series) own() *Series {
+	if s.rare == nil {
+		return nil
+	}
+	return s.rare.own
+}
+
+func (s *series) periods() []period {
+	if s.rare == nil {
+		return nil
+	}
+	return s.rare.periods
+}
+
+// period is an RDATE PERIOD's occurrence: its start and its own end.
+type period struct{ start, end time.Time }
 
 func (p *parser) normalise(r *rawEvent) (Event, *series, error) {
 	ev := Event{
@@ -222,8 +244,29 @@ func (p *parser) normalise(r *rawEvent) (Event, *series, error) {
 	if r.exrule {
 		p.warn(ev.UID, "EXRULE ignored (deprecated by RFC 5545 and not supported by Google)")
 	}
-	if err := p.recurrence(&ev, r); err != nil {
+	if ev.RecurrenceID != "" && (len(r.rrules) > 0 || len(r.rdate) > 0) {
+		// An instance with recurrence lines of its own (some exporters
+		// write the master so): its series is read and kept aside;
+		// settleKeys makes the component the master when its UID has
+		// none, and ignores the lines otherwise.
+		rid, orig, taf := ev.RecurrenceID, ev.Original, ev.ThisAndFuture
+		ev.RecurrenceID, ev.Original, ev.ThisAndFuture = "", Time{}, false
+		if err := p.recurrence(&ev, r); err != nil {
+			return ev, nil, err
+		}
+		if ev.Series != nil {
+			s.rare = &rareSeries{own: ev.Series}
+		}
+		ev.SetSeries(nil)
+		ev.RecurrenceID, ev.Original, ev.ThisAndFuture = rid, orig, taf
+	} else if err := p.recurrence(&ev, r); err != nil {
 		return ev, nil, err
+	}
+	if len(r.periods) > 0 && (ev.Series != nil || s.own() != nil) {
+		if s.rare == nil {
+			s.rare = &rareSeries{}
+		}
+		s.rare.periods = slices.Clone(r.periods)
 	}
 	if class != "" || len(r.categories) > 0 || len(r.subs) > 0 {
 		ev.Details = details(&ev, r, class)
@@ -259,7 +302,7 @@ func (p *parser) setEnd(ev *Event, r *rawEvent) error {
 			end = Time{AllDay: true, T: d}
 		case !ev.Start.AllDay && end.AllDay:
 			loc := ev.Start.T.Location()
-			end = Time{T: time.Date(end.T.Year(), end.T.Month(), end.T.Day(), 0, 0, 0, 0, loc), Zone: ev.Start.Zone}
+			end = Time{T: tz.At(time.Date(end.T.Year(), end.T.Month(), end.T.Day(), 0, 0, 0, 0, time.UTC), loc), Zone: ev.Start.Zone}
 		}
 		ev.End = end
 	case r.single[pDuration] != nil:
@@ -329,7 +372,7 @@ func (p *parser) timeValue(v, tzid string, date bool, uid string) (Time, time.Ti
 			p.warnOnce("tz:"+tzid, fmt.Sprintf("unknown time zone %q: its times are read as %s", tzid, p.floating.Name))
 			z = p.floating
 		case tz.ByCustom:
-			p.warnOnce("tz:"+tzid, fmt.Sprintf("time zone %q matches no IANA zone: its times are converted to UTC with the feed's own rules", tzid))
+			p.warnOnce("tz:"+tzid, fmt.Sprintf("time zone %q matches no IANA zone: its times keep the feed's own rules (its series are written as single events)", tzid))
 		}
 	}
 	t, _ := z.WallTime(wall)
@@ -406,7 +449,7 @@ func ParseRecurrenceID(rid string, start Time) (time.Time, bool) {
 		}
 		if !start.AllDay {
 			st := start.T
-			t = time.Date(t.Year(), t.Month(), t.Day(), st.Hour(), st.Minute(), st.Second(), 0, st.Location())
+			t = tz.At(time.Date(t.Year(), t.Month(), t.Day(), st.Hour(), st.Minute(), st.Second(), 0, time.UTC), st.Location())
 		}
 		return t, true
 	}

@@ -43,6 +43,11 @@ type Options struct {
 	WindowFuture time.Duration
 	// Now is the reference time of the window (zero: time.Now()).
 	Now time.Time
+	// Charset is the charset the response declared (its Content-Type's
+	// charset parameter; "" when none). A body in another charset is
+	// decoded from it; without one, text that is not UTF-8 is read as
+	// Windows-1252.
+	Charset string
 }
 
 // Warning is a problem with one event or property that was skipped or
@@ -78,13 +83,33 @@ type Calendar struct {
 // out sorted by key. The document is read a buffer at a time: only the
 // parsed components are held, never the whole text.
 func Parse(r io.Reader, opts Options) (*Calendar, error) {
-	return parse(readerSource(r), opts)
+	dec, cerr := decoderFor(opts.Charset)
+	if dec != nil {
+		r = decodeReader(r, dec)
+	}
+	cal, err := parse(readerSource(r), opts)
+	cal.charsetWarning(cerr)
+	return cal, err
 }
 
 // ParseBytes is Parse on a body already in memory. The calendar does not
 // keep data.
 func ParseBytes(data []byte, opts Options) (*Calendar, error) {
-	return parse(bytesSource(data), opts)
+	dec, cerr := decoderFor(opts.Charset)
+	if dec != nil {
+		data = decodeBytes(data, dec)
+	}
+	cal, err := parse(bytesSource(data), opts)
+	cal.charsetWarning(cerr)
+	return cal, err
+}
+
+// charsetWarning notes a charset label no one knows (the body is then
+// read as UTF-8, falling back to Windows-1252).
+func (c *Calendar) charsetWarning(err error) {
+	if c != nil && err != nil {
+		c.Warnings = append(c.Warnings, Warning{Message: err.Error() + "; read as UTF-8 (Windows-1252 where it is not)"})
+	}
 }
 
 func parse(src *lineSource, opts Options) (*Calendar, error) {
@@ -259,6 +284,7 @@ func (p *parser) settleKeys(events []Event, ss []*series) ([]Event, []*series) {
 			}
 		}
 	}
+	p.promoteSeriesInstances(events, ss)
 	alignRecurrenceIDs(events, ss)
 	// Duplicate keys: keep the newest version. The events are sorted in
 	// place, not copied.
@@ -290,10 +316,112 @@ func (p *parser) settleKeys(events []Event, ss []*series) ([]Event, []*series) {
 	}
 	clear(events[len(outE):])
 	clear(ss[len(outS):])
+	outE, outS = periodOverrides(outE, outS)
 	if p.opts.Identity == IdentityContent {
 		outE, outS = contentIdentity(outE, outS)
 	}
 	return outE, outS
+}
+
+// promoteSeriesInstances settles components that carry a RECURRENCE-ID
+// and recurrence lines of their own. Where the UID has no master, the
+// component is the master: its RRULE, RDATEs and EXDATEs are the series
+// and its RECURRENCE-ID is dropped (RFC 5545 gives recurrence lines to the
+// master only, so the exporter meant a series; dropping the lines instead
+// would lose every occurrence but one). Of several such components, the
+// one with the earliest RECURRENCE-ID is the master and the others stay
+// its overrides. Where the UID has a master, the component is an override
+// and its lines are ignored, as RFC 5545 reads them.
+func (p *parser) promoteSeriesInstances(events []Event, ss []*series) {
+	if !slices.ContainsFunc(ss, func(s *series) bool { return s.own() != nil }) {
+		return // nearly every feed: nothing to index
+	}
+	masters := map[string]bool{}
+	pick := map[string]int{}
+	for i := range events {
+		if events[i].RecurrenceID == "" {
+			masters[events[i].UID] = true
+		}
+	}
+	for i := range events {
+		ev := &events[i]
+		if ss[i].own() == nil || masters[ev.UID] {
+			continue
+		}
+		if j, ok := pick[ev.UID]; !ok || ev.RecurrenceID < events[j].RecurrenceID {
+			pick[ev.UID] = i
+		}
+	}
+	for i := range events {
+		ev := &events[i]
+		if ss[i].own() == nil {
+			continue
+		}
+		if j, ok := pick[ev.UID]; ok && j == i {
+			p.warn(ev.UID, fmt.Sprintf("RECURRENCE-ID %s with recurrence lines and no master: read as the master of its series", ev.RecurrenceID))
+			ev.RecurrenceID, ev.Original, ev.ThisAndFuture = "", Time{}, false
+			ev.SetSeries(ss[i].own())
+		} else {
+			p.warn(ev.UID, fmt.Sprintf("recurrence lines on the instance %s ignored", ev.RecurrenceID))
+		}
+		if ss[i].rare != nil {
+			ss[i].rare.own = nil
+		}
+	}
+}
+
+// periodOverrides writes each RDATE PERIOD occurrence whose length is not
+// its series' as an override of that occurrence, with the master's content
+// and the period's end, unless the feed overrides the occurrence itself.
+// Events stay sorted by key.
+func periodOverrides(events []Event, ss []*series) ([]Event, []*series) {
+	if !slices.ContainsFunc(ss, func(s *series) bool { return len(s.periods()) > 0 }) {
+		return events, ss // nearly every feed: nothing to index
+	}
+	have := map[calsyncd.Key]bool{}
+	added := false
+	n := len(events)
+	for i := 0; i < n; i++ {
+		have[events[i].Key()] = true
+	}
+	for i := 0; i < n; i++ {
+		m := &events[i]
+		if len(ss[i].periods()) == 0 || m.RecurrenceID != "" || m.Series == nil {
+			continue
+		}
+		loc := m.Start.T.Location()
+		for _, pd := range ss[i].periods() {
+			start := Time{T: pd.start.In(loc), Zone: m.Start.Zone}
+			ov := *m
+			ov.SetSeries(nil)
+			ov.RecurrenceID = CanonicalRecurrenceID(start)
+			if have[ov.Key()] || !m.Series.Has(start.T) {
+				continue
+			}
+			have[ov.Key()] = true
+			ov.Original, ov.Start = start, start
+			ov.End = Time{T: pd.end.In(loc), Zone: m.Start.Zone}
+			events = append(events, ov)
+			ss = append(ss, &series{})
+			added = true
+		}
+		ss[i].rare = nil
+	}
+	if added {
+		idx := make([]int, len(events))
+		for i := range idx {
+			idx[i] = i
+		}
+		slices.SortStableFunc(idx, func(a, b int) int {
+			ka, kb := events[a].Key(), events[b].Key()
+			if c := strings.Compare(ka.UID, kb.UID); c != 0 {
+				return c
+			}
+			return strings.Compare(ka.RecurrenceID, kb.RecurrenceID)
+		})
+		permute(events, ss, idx)
+	}
+	return events, ss
 }
 
 // permute reorders events and ss in place so that position k holds what

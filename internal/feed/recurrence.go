@@ -9,6 +9,8 @@ import (
 
 	ical "github.com/arran4/golang-ical"
 	"github.com/teambition/rrule-go"
+
+	"github.com/calsyncd/calsyncd/internal/tz"
 )
 
 // rruleParts are the RRULE parts RFC 5545 defines; Google refuses others.
@@ -66,31 +68,34 @@ func (p *parser) recurrence(ev *Event, r *rawEvent) error {
 		}
 		return nil
 	}
-	if ev.RecurrenceID != "" {
-		p.warn(ev.UID, fmt.Sprintf("recurrence lines on the instance %s ignored", ev.RecurrenceID))
-		return nil
-	}
 	if len(r.rrules) > 1 {
-		// Several RRULEs are legal in RFC 2445 but not in Google: keep the
-		// smallest, whatever the order.
+		// Several RRULEs are legal in RFC 2445 but not in Google: the
+		// smallest is the series' rule, whatever the order, and the
+		// others are expanded into RDATEs below.
 		slices.SortFunc(r.rrules, func(a, b *ical.IANAProperty) int { return strings.Compare(a.Value, b.Value) })
-		p.warn(ev.UID, fmt.Sprintf("%d RRULEs; kept %q only", len(r.rrules), r.rrules[0].Value))
 	}
 	var rule string
-	if len(r.rrules) > 0 {
-		v, err := p.rruleValue(ev, r.rrules[0].Value)
-		if err != nil {
-			// The series cannot be expanded: keep its first occurrence.
+	var extra []string
+	for _, pr := range r.rrules {
+		v, err := p.rruleValue(ev, pr.Value)
+		switch {
+		case err != nil:
+			// The rule cannot be expanded: the series keeps the rest.
 			p.warn(ev.UID, fmt.Sprintf("event%s: %v; only its first occurrence is kept", quoteSummary(ev.Summary), err))
-		} else {
+		case rule == "":
 			rule = v
+		default:
+			extra = append(extra, v)
 		}
 	}
-	_, rdates := p.dateList(ev, "RDATE", r.rdate)
+	_, rdates := p.dateList(ev, r, "RDATE", r.rdate)
+	if len(extra) > 0 {
+		rdates = p.extraRules(ev, rule, extra, rdates)
+	}
 	if rule == "" && len(rdates) == 0 {
 		return nil
 	}
-	_, exdates := p.dateList(ev, "EXDATE", r.exdate)
+	_, exdates := p.dateList(ev, r, "EXDATE", r.exdate)
 	series, err := seriesOf(ev.Start, rule, rdates, exdates)
 	if err != nil {
 		p.warn(ev.UID, fmt.Sprintf("event%s: %v; only its first occurrence is kept", quoteSummary(ev.Summary), err))
@@ -98,6 +103,76 @@ func (p *parser) recurrence(ev *Event, r *rawEvent) error {
 	}
 	ev.SetSeries(series)
 	return nil
+}
+
+// maxExtraRDates bounds the RDATEs one extra RRULE is expanded into.
+const maxExtraRDates = 1000
+
+// extraRules expands the RRULEs beyond the first into RDATEs (the
+// instances of a series are the union of its rules, RFC 5545 §3.8.5.3),
+// from the start of the window's first year to the end of its last (two
+// years ahead when the window is open), so that the lines change once a
+// year, not with every fetch. Occurrences the first rule has already are
+// left out. rdates are the series' own RDATEs, to which they are added.
+func (p *parser) extraRules(ev *Event, rule string, extra []string, rdates []time.Time) []time.Time {
+	now := p.opts.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	future := p.opts.WindowFuture
+	if future <= 0 {
+		future = 2 * 365 * 24 * time.Hour
+	}
+	hi := time.Date(now.Add(future).Year()+1, 1, 1, 0, 0, 0, 0, time.UTC)
+	var lo time.Time
+	if p.opts.WindowPast > 0 {
+		lo = time.Date(now.Add(-p.opts.WindowPast).Year(), 1, 1, 0, 0, 0, 0, time.UTC)
+	}
+	have := map[int64]bool{}
+	if rule != "" {
+		if main, err := seriesOf(ev.Start, rule, nil, nil); err == nil {
+			next := main.Occurrences(maxExpansion)
+			for t, ok := next(); ok && t.Before(hi); t, ok = next() {
+				have[t.UnixNano()] = true
+			}
+		}
+	}
+	have[ev.Start.T.UnixNano()] = true
+	for _, t := range rdates {
+		have[t.UnixNano()] = true
+	}
+	for _, v := range extra {
+		s, err := seriesOf(ev.Start, v, nil, nil)
+		if err != nil {
+			p.warn(ev.UID, fmt.Sprintf("event%s: RRULE %q ignored: %v", quoteSummary(ev.Summary), v, err))
+			continue
+		}
+		n, cut, last := 0, false, ev.Start.T
+		next := s.Occurrences(maxExpansion)
+		for t, ok := next(); ok; t, ok = next() {
+			if !t.Before(hi) {
+				cut, last = true, hi.Add(-time.Second)
+				break
+			}
+			if t.Before(lo) || have[t.UnixNano()] {
+				continue
+			}
+			if n == maxExtraRDates {
+				cut = true
+				break
+			}
+			have[t.UnixNano()] = true
+			rdates = append(rdates, t)
+			n, last = n+1, t
+		}
+		msg := fmt.Sprintf("event%s has several RRULEs; Google takes one: %q is written as %d RDATEs", quoteSummary(ev.Summary), v, n)
+		if cut {
+			msg += fmt.Sprintf(" (its occurrences after %s are not mirrored)", last.Format("2006-01-02"))
+		}
+		p.warn(ev.UID, msg)
+	}
+	slices.SortFunc(rdates, func(a, b time.Time) int { return a.Compare(b) })
+	return rdates
 }
 
 // rruleValue validates an RRULE value and puts its UNTIL in the form Google
@@ -157,35 +232,54 @@ func (p *parser) until(ev *Event, val string) (time.Time, error) {
 	case utc:
 		return wall, nil
 	case isDate:
-		return time.Date(wall.Year(), wall.Month(), wall.Day(), 23, 59, 59, 0, loc), nil
+		return tz.At(time.Date(wall.Year(), wall.Month(), wall.Day(), 23, 59, 59, 0, time.UTC), loc), nil
 	}
-	return time.Date(wall.Year(), wall.Month(), wall.Day(), wall.Hour(), wall.Minute(), wall.Second(), 0, loc), nil
+	return tz.At(time.Date(wall.Year(), wall.Month(), wall.Day(), wall.Hour(), wall.Minute(), wall.Second(), 0, time.UTC), loc), nil
 }
 
 // dateList merges RDATE or EXDATE properties into one Google line and the
-// instants (all-day: UTC midnights) for the window.
-func (p *parser) dateList(ev *Event, name string, props []*ical.IANAProperty) (string, []time.Time) {
+// instants (all-day: UTC midnights) for the window. A floating value is
+// read in DTSTART's zone, as RFC 5545 means (the value types match
+// DTSTART's), not in the feed's default zone.
+func (p *parser) dateList(ev *Event, r *rawEvent, name string, props []*ical.IANAProperty) (string, []time.Time) {
 	if len(props) == 0 {
 		return "", nil
+	}
+	startTZID, startUTC := "", false
+	if st := r.single[pDTStart]; st != nil {
+		startTZID = param(st, "TZID")
+		v := strings.TrimSpace(st.Value)
+		startUTC = startTZID == "" && (strings.HasSuffix(v, "Z") || strings.HasSuffix(v, "z"))
 	}
 	var ts []time.Time
 	for _, pr := range props {
 		tzid := param(pr, "TZID")
+		if tzid == "" {
+			tzid = startTZID
+		}
 		isDate := strings.EqualFold(param(pr, "VALUE"), "DATE")
 		for v := range strings.SplitSeq(pr.Value, ",") {
 			v = strings.TrimSpace(v)
+			var periodEnd string
 			if i := strings.IndexByte(v, '/'); i >= 0 {
-				v = v[:i] // a PERIOD: Google knows only its start
+				v, periodEnd = v[:i], strings.TrimSpace(v[i+1:])
 			}
 			if v == "" {
 				continue
+			}
+			if startUTC && tzid == "" && !strings.HasSuffix(v, "Z") && !strings.HasSuffix(v, "z") && len(v) > 8 {
+				v += "Z" // floating beside a UTC DTSTART: UTC
 			}
 			t, wall, err := p.timeValue(v, tzid, isDate, ev.UID)
 			if err != nil {
 				p.warn(ev.UID, fmt.Sprintf("%s value %q ignored: %v", name, v, err))
 				continue
 			}
-			ts = append(ts, p.alignToStart(ev, t, wall))
+			at := p.alignToStart(ev, t, wall)
+			ts = append(ts, at)
+			if periodEnd != "" && name == "RDATE" && !ev.Start.AllDay && !t.AllDay {
+				p.period(ev, r, at, periodEnd, tzid)
+			}
 		}
 	}
 	if len(ts) == 0 {
@@ -194,6 +288,37 @@ func (p *parser) dateList(ev *Event, name string, props []*ical.IANAProperty) (s
 	slices.SortFunc(ts, func(a, b time.Time) int { return a.Compare(b) })
 	ts = slices.CompactFunc(ts, func(a, b time.Time) bool { return a.Equal(b) })
 	return dateLine(name, ev.Start, ts), ts
+}
+
+// period notes an RDATE PERIOD's own end (a date-time or a duration),
+// when it gives the occurrence another length than the series': Google's
+// RDATE holds only the start, so settleKeys writes that occurrence as an
+// override of the series with its own end.
+func (p *parser) period(ev *Event, r *rawEvent, start time.Time, end, tzid string) {
+	var until time.Time
+	if c := end[0]; c == 'P' || c == 'p' || c == '+' || c == '-' {
+		d, err := ParseDuration(end)
+		if err != nil {
+			p.warn(ev.UID, fmt.Sprintf("RDATE period end %q ignored: %v", end, err))
+			return
+		}
+		until = addDuration(start.In(ev.Start.T.Location()), d)
+	} else {
+		t, _, err := p.timeValue(end, tzid, false, ev.UID)
+		if err != nil || t.AllDay {
+			p.warn(ev.UID, fmt.Sprintf("RDATE period end %q ignored", end))
+			return
+		}
+		until = t.T
+	}
+	if until.Before(start) {
+		p.warn(ev.UID, fmt.Sprintf("RDATE period end %q before its start ignored", end))
+		return
+	}
+	if until.Sub(start) == ev.End.T.Sub(ev.Start.T) {
+		return
+	}
+	r.periods = append(r.periods, period{start: start, end: until})
 }
 
 // dateLine renders sorted RDATE or EXDATE instants as one line in the form
@@ -231,7 +356,7 @@ func (p *parser) alignToStart(ev *Event, t Time, wall time.Time) time.Time {
 		return time.Date(wall.Year(), wall.Month(), wall.Day(), 0, 0, 0, 0, time.UTC)
 	case !ev.Start.AllDay && t.AllDay:
 		st := ev.Start.T
-		return time.Date(t.T.Year(), t.T.Month(), t.T.Day(), st.Hour(), st.Minute(), st.Second(), 0, st.Location())
+		return tz.At(time.Date(t.T.Year(), t.T.Month(), t.T.Day(), st.Hour(), st.Minute(), st.Second(), 0, time.UTC), st.Location())
 	}
 	return t.T
 }
@@ -266,7 +391,7 @@ func alignRecurrenceIDs(events []Event, ss []*series) {
 		case st.AllDay:
 			ev.Original = Time{AllDay: true, T: ev.Original.T}
 		case isDate:
-			t := time.Date(wall.Year(), wall.Month(), wall.Day(), st.T.Hour(), st.T.Minute(), st.T.Second(), 0, st.T.Location())
+			t := tz.At(time.Date(wall.Year(), wall.Month(), wall.Day(), st.T.Hour(), st.T.Minute(), st.T.Second(), 0, time.UTC), st.T.Location())
 			ev.RecurrenceID = t.UTC().Format("20060102T150405Z")
 			ev.Original = Time{T: t, Zone: st.Zone}
 		default:

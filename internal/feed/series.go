@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/teambition/rrule-go"
+
+	"github.com/calsyncd/calsyncd/internal/tz"
 )
 
 // Series is the recurrence set of a master event, read back from its
@@ -170,6 +172,138 @@ func (s *Series) rule() (*rrule.RRule, error) {
 	return rrule.NewRRule(*opt)
 }
 
+// wallRule is the rule expanded on the wall clock (as UTC fields), as RFC
+// 5545 expands it: its occurrences are placed in the series' zone by
+// tz.At, so one that falls in a daylight-saving gap is read with the
+// offset before the gap, not as Go's time.Date would place it.
+func (s *Series) wallRule() (*rrule.RRule, error) {
+	opt, err := s.ruleOptions()
+	if opt == nil || err != nil {
+		return nil, err
+	}
+	if s.loc != time.UTC {
+		opt.Dtstart = wallOf(opt.Dtstart.In(s.loc))
+		if !opt.Until.IsZero() {
+			opt.Until = wallOf(opt.Until.In(s.loc))
+		}
+	}
+	return rrule.NewRRule(*opt)
+}
+
+// GapOccurrence reports whether the rule puts an occurrence that starts
+// in [from, to) on a wall-clock time its zone skips (a daylight-saving
+// gap). RFC 5545 reads it with the offset before the gap; where Google
+// places it is undocumented, so such a series is written as single
+// events. An endless series is walked up to to.
+func (s *Series) GapOccurrence(from, to time.Time) bool {
+	if s.start.AllDay || s.loc == time.UTC || !s.hasRule {
+		return false
+	}
+	if !s.subDaily() && !s.gapAtStartTime(from, to) {
+		// Every occurrence is at DTSTART's time of day, and no gap in
+		// the window skips it: no walk needed (nearly every series).
+		return false
+	}
+	r, err := s.wallRule()
+	if err != nil || r == nil {
+		return false
+	}
+	next := r.Iterator()
+	for n := 0; n < maxWalk; n++ {
+		w, ok := next()
+		if !ok {
+			return false
+		}
+		t := tz.At(w, s.loc)
+		if !t.Before(to) {
+			return false
+		}
+		if t.Before(from) {
+			continue
+		}
+		if l := t.In(s.loc); l.Hour() != w.Hour() || l.Minute() != w.Minute() || l.Day() != w.Day() {
+			return true
+		}
+	}
+	return false
+}
+
+// subDaily reports whether the rule places occurrences at other times of
+// day than DTSTART's (a sub-daily FREQ, BYHOUR, BYMINUTE or BYSECOND).
+func (s *Series) subDaily() bool {
+	for _, part := range s.parts {
+		k, v, _ := strings.Cut(part, "=")
+		switch {
+		case k == "BYHOUR" || k == "BYMINUTE" || k == "BYSECOND":
+			return true
+		case k == "FREQ" && (v == "HOURLY" || v == "MINUTELY" || v == "SECONDLY"):
+			return true
+		}
+	}
+	return false
+}
+
+// gapAtStartTime reports whether a daylight-saving gap within [from, to)
+// skips DTSTART's wall-clock time of day on its night.
+func (s *Series) gapAtStartTime(from, to time.Time) bool {
+	st := s.start.T.In(s.loc)
+	for t := from; t.Before(to); {
+		_, end := t.In(s.loc).ZoneBounds()
+		if end.IsZero() || !end.After(t) || !end.Before(to) {
+			return false
+		}
+		_, before := end.Add(-time.Second).In(s.loc).Zone()
+		_, after := end.In(s.loc).Zone()
+		if after > before {
+			// The skipped wall clock is [end+before, end+after).
+			lo := wallOf(end.Add(time.Duration(before) * time.Second).UTC())
+			hi := wallOf(end.Add(time.Duration(after) * time.Second).UTC())
+			for _, d := range []time.Time{lo, hi} {
+				w := time.Date(d.Year(), d.Month(), d.Day(), st.Hour(), st.Minute(), st.Second(), 0, time.UTC)
+				if !w.Before(lo) && w.Before(hi) {
+					return true
+				}
+			}
+		}
+		t = end
+	}
+	return false
+}
+
+// UnnamedZoneShifts reports whether the series is in a zone Google cannot
+// name (a feed's own VTIMEZONE that matches no IANA zone: Start().Zone is
+// "" but the times are not UTC) whose offset changes within [from, to).
+// Google would expand such a series in UTC, its occurrences an hour off
+// for part of the year, so it is written as single events.
+func (s *Series) UnnamedZoneShifts(from, to time.Time) bool {
+	if s.start.AllDay || s.start.Zone != "" || s.loc == time.UTC {
+		return false
+	}
+	if from.Before(s.start.T) {
+		from = s.start.T
+	}
+	for t := from; t.Before(to); {
+		_, end := t.In(s.loc).ZoneBounds()
+		if end.IsZero() || !end.After(t) {
+			return false
+		}
+		if end.Before(to) {
+			_, a := t.In(s.loc).Zone()
+			_, b := end.In(s.loc).Zone()
+			if a != b {
+				return true
+			}
+		}
+		t = end
+	}
+	return false
+}
+
+// wallOf is t's wall clock as UTC fields.
+func wallOf(t time.Time) time.Time {
+	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
+}
+
 // ruleOptions are the RRULE's options anchored at the series' start (nil
 // without a rule).
 func (s *Series) ruleOptions() (*rrule.ROption, error) {
@@ -232,8 +366,15 @@ func (s *Series) Occurrences(max int) func() (time.Time, bool) {
 func (s *Series) raw(rdates bool) func() (time.Time, bool) {
 	start := s.start.T
 	ruleNext := func() (time.Time, bool) { return time.Time{}, false }
-	if r, err := s.rule(); err == nil && r != nil {
-		it := r.Iterator()
+	if r, err := s.wallRule(); err == nil && r != nil {
+		wallIt := r.Iterator()
+		it := func() (time.Time, bool) {
+			t, ok := wallIt()
+			if ok && s.loc != time.UTC {
+				t = tz.At(t, s.loc)
+			}
+			return t, ok
+		}
 		limit, n := -1, 0
 		if s.count > 0 {
 			limit = s.count

@@ -12,8 +12,9 @@ func (w Warning) Skipped() bool { return strings.Contains(w.Message, " skipped: 
 
 // Zone is the time zone the warning says no IANA zone was found for (a
 // TZID, or the feed's X-WR-TIMEZONE), and whether it says so; custom
-// zones converted to UTC with the feed's own rules count too, since
-// Google then shows their events in UTC.
+// zones kept with the feed's own rules count too, since Google cannot
+// name them (their events show with a UTC zone, their series as single
+// events).
 func (w Warning) Zone() (string, bool) {
 	for _, prefix := range []string{"unknown time zone ", "time zone ", "unknown calendar time zone "} {
 		rest, ok := strings.CutPrefix(w.Message, prefix)

@@ -37,10 +37,10 @@ func TestWarningsSkippedAndZones(t *testing.T) {
 
 func TestWarningZone(t *testing.T) {
 	tests := map[string]string{
-		`unknown time zone "W. Foo": its times are read as UTC`:                                                  "W. Foo",
-		`time zone "Custom/Zone" matches no IANA zone: its times are converted to UTC with the feed's own rules`: "Custom/Zone",
-		`unknown calendar time zone "Mars/Olympus" ignored`:                                                      "Mars/Olympus",
-		`event 3 "Time zone talk" skipped: no DTSTART`:                                                           "",
+		`unknown time zone "W. Foo": its times are read as UTC`:                                                                       "W. Foo",
+		`time zone "Custom/Zone" matches no IANA zone: its times keep the feed's own rules (its series are written as single events)`: "Custom/Zone",
+		`unknown calendar time zone "Mars/Olympus" ignored`:                                                                           "Mars/Olympus",
+		`event 3 "Time zone talk" skipped: no DTSTART`:                                                                                "",
 		`time zone "x" is fine`: "",
 		`EXRULE ignored (deprecated by RFC 5545 and not supported by Google)`: "",
 	}

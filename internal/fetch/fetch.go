@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"net/url"
@@ -58,6 +59,10 @@ type Response struct {
 	// BodyHash identifies the body, for servers that send no validators
 	// (Fetch; from Open, Stream.Finish gives it).
 	BodyHash string
+	// Charset is the charset the server declared for the body (its
+	// Content-Type's), "" when none (always for file://): for
+	// feed.Options.Charset.
+	Charset string
 }
 
 // ErrorKind classifies a failed fetch.
@@ -205,7 +210,21 @@ func (f *Fetcher) open(ctx context.Context, req Request) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Response{Stream: body, ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")}, nil
+	return &Response{Stream: body, ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified"),
+		Charset: charsetOf(resp.Header.Get("Content-Type"))}, nil
+}
+
+// charsetOf is the charset parameter of a Content-Type ("" when none or
+// unreadable): the feed parser decodes the body from it.
+func charsetOf(contentType string) string {
+	if contentType == "" {
+		return ""
+	}
+	_, params, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return ""
+	}
+	return params["charset"]
 }
 
 // newRequest is the GET of a feed: who we are, what we accept, the

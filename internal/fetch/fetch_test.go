@@ -284,3 +284,53 @@ type stringBody struct{ *strings.Reader }
 func (stringBody) Close() error { return nil }
 
 func nopBody(s string) stringBody { return stringBody{strings.NewReader(s)} }
+
+func TestFetchPassesTheDeclaredCharsetOn(t *testing.T) {
+	// "Caf\xc3\xa9" is valid UTF-8 ("Café"), but the server says Latin-1:
+	// it means "CafÃ©", and only the declared charset can tell.
+	body := strings.Replace(smallCalendar, "SUMMARY:A", "SUMMARY:Caf\xc3\xa9 \xabM\xe1laga\xbb", 1)
+	for name, tt := range map[string]struct {
+		contentType, charset, summary string
+	}{
+		"latin-1 declared": {"text/calendar; charset=ISO-8859-1", "ISO-8859-1", "CafÃ© «Málaga»"},
+		"quoted label":     {`text/calendar; charset="windows-1252"`, "windows-1252", "CafÃ© «Málaga»"},
+		"none: UTF-8 where it is, Windows-1252 where it is not": {"text/calendar", "", "Caf\xc3\xa9 «Málaga»"},
+		"unreadable header": {"text/calendar; charset", "", "Caf\xc3\xa9 «Málaga»"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", tt.contentType)
+				w.Write([]byte(body))
+			}))
+			defer srv.Close()
+			f := fetch.NewFetcher(time.Second, 5*time.Second, 1<<20, feed.CheckBody)
+			resp, err := f.Fetch(context.Background(), fetch.Request{URL: srv.URL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Charset != tt.charset {
+				t.Errorf("charset = %q, want %q", resp.Charset, tt.charset)
+			}
+			cal, err := feed.ParseBytes(resp.Body, feed.Options{Charset: resp.Charset})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cal.Events[0].Summary; got != tt.summary {
+				t.Errorf("summary = %q, want %q", got, tt.summary)
+			}
+			// The stream reads the same.
+			sresp, err := f.Open(context.Background(), fetch.Request{URL: srv.URL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sresp.Stream.Close()
+			scal, err := feed.Parse(sresp.Stream, feed.Options{Charset: sresp.Charset})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := scal.Events[0].Summary; got != tt.summary {
+				t.Errorf("streamed summary = %q, want %q", got, tt.summary)
+			}
+		})
+	}
+}

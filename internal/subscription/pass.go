@@ -331,7 +331,7 @@ func (r *Runner) parse(p pass) pass {
 	win := p.cfg.EffectiveWindow(p.sub)
 	p.now = r.now()
 	opts := feed.Options{DefaultZone: p.cfg.EffectiveTimeZone(p.sub), Identity: feed.Identity(p.sub.Identity),
-		WindowPast: win.Past.D(), WindowFuture: win.Future.D(), Now: p.now}
+		WindowPast: win.Past.D(), WindowFuture: win.Future.D(), Now: p.now, Charset: p.resp.Charset}
 	var (
 		cal *feed.Calendar
 		err error

@@ -31,7 +31,7 @@ const (
 	ByPrefix   How = "prefix"  // /mozilla.org/.../Europe/Berlin
 	ByGuess    How = "guess"   // a display name or city: (UTC-05:00) Eastern Time
 	ByRules    How = "rules"   // the feed's VTIMEZONE matched an IANA zone
-	ByCustom   How = "custom"  // the feed's VTIMEZONE, converted to UTC
+	ByCustom   How = "custom"  // the feed's VTIMEZONE, its own rules (Name "")
 	Unresolved How = "unknown" // nothing: read as floating
 )
 
@@ -348,10 +348,13 @@ func (r *Resolver) lookup(tzid string) *Zone {
 		}
 		return &Zone{How: Unresolved}
 	}
+	own := func() *Zone {
+		return &Zone{Loc: def.Location(), custom: def, How: ByCustom}
+	}
 	if r.matched >= maxRuleMatches {
 		// Matching costs milliseconds; a feed with hundreds of custom
 		// zones gets the feed's own rules past the first few.
-		return &Zone{custom: def, How: ByCustom}
+		return own()
 	}
 	r.matched++
 	years, ok := r.years[tzid]
@@ -361,41 +364,77 @@ func (r *Resolver) lookup(tzid string) *Zone {
 	}
 	from := time.Date(years[0], 1, 1, 0, 0, 0, 0, time.UTC)
 	to := time.Date(min(years[1], years[0]+40)+1, 1, 1, 0, 0, 0, 0, time.UTC)
-	tried := map[string]bool{}
-	try := func(names []string) *Zone {
-		for _, n := range names {
-			if tried[n] {
-				continue
+	// The exact rules first, then the same offsets away from transition
+	// nights (the IANA zone with its switches written at another hour):
+	// by the TZID's name, then the feed's and subscription's zones, then
+	// every zone.
+	for _, match := range []func(*time.Location, time.Time, time.Time) bool{def.matches, def.near} {
+		how := ByRules
+		tried := map[string]bool{}
+		try := func(names []string) *Zone {
+			for _, n := range names {
+				if tried[n] {
+					continue
+				}
+				tried[n] = true
+				loc, ok := loadLocation(n)
+				if ok && match(loc, from, to) {
+					return named(n, how)
+				}
 			}
-			tried[n] = true
-			loc, ok := loadLocation(n)
-			if ok && def.matches(loc, from, to) {
-				return named(n, ByRules)
-			}
+			return nil
 		}
-		return nil
+		if z := try(guesses); z != nil {
+			return z
+		}
+		if z := try(r.prefer); z != nil {
+			return z
+		}
+		if z := try(candidateZones()); z != nil {
+			return z
+		}
 	}
-	if z := try(guesses); z != nil {
-		return z
-	}
-	if z := try(r.prefer); z != nil {
-		return z
-	}
-	if z := try(candidateZones()); z != nil {
-		return z
-	}
-	return &Zone{custom: def, How: ByCustom}
+	// No IANA zone: the feed's own rules, never UTC.
+	return own()
 }
 
 // WallTime places a floating wall-clock time (given as UTC fields) in z.
 // ok is false when the zone is unresolved and the caller must treat the
-// time as floating.
+// time as floating. A time in a daylight-saving gap is read with the
+// offset before the gap (RFC 5545 §3.3.5): 02:30 on a night that jumps
+// from 02:00 to 03:00 is 03:30.
 func (z *Zone) WallTime(wall time.Time) (time.Time, bool) {
 	switch {
 	case z.Loc != nil:
-		return time.Date(wall.Year(), wall.Month(), wall.Day(), wall.Hour(), wall.Minute(), wall.Second(), 0, z.Loc), true
+		return At(wall, z.Loc), true
 	case z.custom != nil:
 		return z.custom.toUTC(wall), true
 	}
 	return time.Time{}, false
+}
+
+// At is the instant of a wall-clock time (given as UTC fields) in loc,
+// a time in a daylight-saving gap read with the offset in force before
+// the gap (RFC 5545 §3.3.5), where Go's time.Date is free to pick either.
+func At(wall time.Time, loc *time.Location) time.Time {
+	t := time.Date(wall.Year(), wall.Month(), wall.Day(), wall.Hour(), wall.Minute(), wall.Second(), wall.Nanosecond(), loc)
+	if h, m, _ := t.Clock(); h == wall.Hour() && m == wall.Minute() && t.Day() == wall.Day() {
+		return t
+	}
+	return fromWall(wall, func(i time.Time) int { _, off := i.In(loc).Zone(); return off })
+}
+
+// fromWall converts a wall-clock time (as UTC fields) to the instant
+// under offsetAt (seconds east at an instant). Where no offset is
+// consistent (a gap: the clock jumps forward, so the offset rises), the
+// lower, earlier one is used.
+func fromWall(wall time.Time, offsetAt func(time.Time) int) time.Time {
+	at := func(off int) time.Time { return wall.Add(-time.Duration(off) * time.Second) }
+	o := offsetAt(at(offsetAt(wall)))
+	i := at(o)
+	o2 := offsetAt(i)
+	if o2 == o {
+		return i
+	}
+	return at(min(o, o2))
 }
