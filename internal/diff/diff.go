@@ -311,7 +311,10 @@ func recurrenceStart(k calsyncd.Key, parent *feed.Event) (time.Time, bool) {
 }
 
 // pairRekeys turns a create and a delete of identical content (same hash,
-// same recurrence id) into a rekey, pairing them in key order.
+// same recurrence id) into a rekey, pairing them in key order. An instance
+// exception lives in its series in Google: it is rekeyed only along with
+// its series (the old exception's series rekeyed to the new one's), never
+// into a series written anew, which has no such exception yet.
 func (p *Plan) pairRekeys() {
 	if len(p.Creates) == 0 || len(p.Deletes) == 0 {
 		return
@@ -325,17 +328,48 @@ func (p *Plan) pairRekeys() {
 		gone[t] = append(gone[t], i)
 	}
 	paired := map[int]bool{}
-	creates := p.Creates[:0:0]
-	for _, op := range p.Creates {
-		t := twin{op.Event.Hash, op.Key.RecurrenceID}
-		if idx := gone[t]; len(idx) > 0 {
-			gone[t] = idx[1:]
-			paired[idx[0]] = true
-			p.Rekeys = append(p.Rekeys, Rekey{From: *p.Deletes[idx[0]].Mapping, To: op.Key})
+	pairedCreate := map[int]bool{}
+	// rekeyed maps a series' new key to its old one.
+	rekeyed := map[calsyncd.Key]calsyncd.Key{}
+	for _, instances := range []bool{false, true} {
+		for ci, op := range p.Creates {
+			if (op.Key.Kind() == calsyncd.Instance) != instances {
+				continue
+			}
+			t := twin{op.Event.Hash, op.Key.RecurrenceID}
+			idx := gone[t]
+			pick := -1
+			for j, di := range idx {
+				if !instances {
+					pick = j
+					break
+				}
+				np, _ := op.Key.Parent()
+				op2, _ := p.Deletes[di].Key.Parent()
+				if old, ok := rekeyed[np]; ok && old == op2 {
+					pick = j
+					break
+				}
+			}
+			if pick < 0 {
+				continue
+			}
+			di := idx[pick]
+			gone[t] = append(idx[:pick:pick], idx[pick+1:]...)
+			paired[di] = true
+			pairedCreate[ci] = true
+			p.Rekeys = append(p.Rekeys, Rekey{From: *p.Deletes[di].Mapping, To: op.Key})
 			p.Unchanged++
-			continue
+			if !instances {
+				rekeyed[op.Key] = p.Deletes[di].Key
+			}
 		}
-		creates = append(creates, op)
+	}
+	creates := p.Creates[:0:0]
+	for i, op := range p.Creates {
+		if !pairedCreate[i] {
+			creates = append(creates, op)
+		}
 	}
 	deletes := p.Deletes[:0:0]
 	for i, op := range p.Deletes {
