@@ -270,12 +270,18 @@ func readingFeeds(t *testing.T) map[string][]byte {
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("testdata feeds: %v (%d)", err, len(paths))
 	}
-	for _, p := range paths {
+	// The minimal reproductions of the feed defects the corpus taught us.
+	defects, err := filepath.Glob("../../testdata/feeds/*/*.ics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range append(paths, defects...) {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out[filepath.Base(p)] = b
+		name, _ := filepath.Rel("../../testdata/feeds", p)
+		out[name] = b
 	}
 	return out
 }
@@ -307,7 +313,7 @@ func TestSmallFeedsConvergeUnderEveryReading(t *testing.T) {
 
 // TestCorpusConvergesUnderEveryReading mirrors the corpus files with series
 // or overrides under gcalfake.CoveringReadings. With CALSYNCD_ALL_READINGS=1
-// (not for CI: tens of minutes on 2 cores) it mirrors every corpus file
+// (not for CI: some minutes on 2 cores) it mirrors every corpus file
 // that parses (the series edits leave those without series as they are)
 // under every combination.
 func TestCorpusConvergesUnderEveryReading(t *testing.T) {
