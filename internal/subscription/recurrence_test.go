@@ -394,3 +394,34 @@ func TestOverridesWrittenAsSingleEventsMoveIntoTheirSeries(t *testing.T) {
 		t.Errorf("upgrade cost %d writes, want 2", writes)
 	}
 }
+
+// A series whose every occurrence the feed comes to exclude is gone from the
+// feed, not outside the window: Google's copy is deleted, not kept as an
+// event of the past.
+func TestSeriesWithEveryOccurrenceExcludedIsDeleted(t *testing.T) {
+	const head = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//calsyncd//test//EN\r\n"
+	const other = "BEGIN:VEVENT\r\nUID:other@example.com\r\nDTSTART:20270110T090000Z\r\nDTEND:20270110T100000Z\r\nSUMMARY:Other\r\nEND:VEVENT\r\n"
+	series := func(exdate string) []byte {
+		return []byte(head + other + "BEGIN:VEVENT\r\nUID:weekly@example.com\r\nDTSTART:20270105T100000Z\r\nDTEND:20270105T110000Z\r\n" +
+			"RRULE:FREQ=WEEKLY;COUNT=3\r\n" + exdate + "SUMMARY:Weekly\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n")
+	}
+	for _, r := range gcalfake.CoveringReadings() {
+		t.Run(r.String(), func(t *testing.T) {
+			m := newMirror(t)
+			m.fake.SetReadings(r)
+			m.setFeed(series(""))
+			m.syncOK("first sync")
+			if n := m.check("after the first sync"); n != 4 {
+				t.Fatalf("%d occurrences after the first sync, want 4", n)
+			}
+			m.setFeed(series("EXDATE:20270105T100000Z,20270112T100000Z,20270119T100000Z\r\n"))
+			rep, _ := m.syncOK("every occurrence excluded")
+			if n := m.check("after every occurrence was excluded"); n != 1 {
+				t.Errorf("%d occurrences, want only the other event's", n)
+			}
+			if rep.Run.Deleted != 1 {
+				t.Errorf("deleted %d events, want the series", rep.Run.Deleted)
+			}
+		})
+	}
+}
