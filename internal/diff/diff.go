@@ -9,6 +9,7 @@ package diff
 import (
 	"cmp"
 	"slices"
+	"time"
 
 	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/feed"
@@ -55,6 +56,24 @@ type Op struct {
 	// Forget marks the Delete of an instance exception whose series went
 	// (taking it along) or no longer has it: only its mapping goes.
 	Forget bool
+	// Exceptions, on the Update of a series, are its mapped exceptions the
+	// plan does not write otherwise (Kind Update, with their desired event
+	// and mapping): what Google does to a series' exceptions when the
+	// series is written is undocumented (kept, rewritten from the series,
+	// dropped), so the writer checks them after the series' write and
+	// repairs those that no longer show what the feed means.
+	Exceptions []Op
+	// Forgotten, on the Update of a series, are its exceptions this plan
+	// forgets because the series no longer has their occurrence: Google may
+	// still show such an exception, so the writer deletes those it still
+	// lists.
+	Forgotten []Forgotten
+}
+
+// Forgotten is an exception's mapping and its original start.
+type Forgotten struct {
+	Mapping  calsyncd.Mapping
+	Original feed.Time
 }
 
 // Plan is every write needed, in a safe order: masters are created before
@@ -133,6 +152,9 @@ func Compute(desired []feed.Event, mapped []calsyncd.Mapping, rejected []calsync
 		}
 	}
 	var p Plan
+	// kept are the unchanged instance exceptions, checked after a write of
+	// their series.
+	var kept []Op
 	want := make(map[calsyncd.Key]bool, len(desired))
 	for i := range desired {
 		ev := &desired[i]
@@ -152,6 +174,10 @@ func Compute(desired []feed.Event, mapped []calsyncd.Mapping, rejected []calsync
 		switch {
 		case ok && m.Hash == ev.Hash:
 			p.Unchanged++
+			if op.Parent != nil {
+				op.Kind = Update
+				kept = append(kept, op)
+			}
 			continue
 		case refused[k] != "" && refused[k] == ev.Hash:
 			p.StillRejected++
@@ -174,6 +200,7 @@ func Compute(desired []feed.Event, mapped []calsyncd.Mapping, rejected []calsync
 			pk, _ := m.Key.Parent()
 			if m.Hash == rev.Hash {
 				p.Unchanged++
+				kept = append(kept, Op{Kind: Update, Key: m.Key, Event: rev, Mapping: m, Parent: byKey[pk], ParentMapping: have[pk], Revert: true})
 				continue
 			}
 			p.Updates = append(p.Updates, Op{Kind: Update, Key: m.Key, Event: rev, Mapping: m, Parent: byKey[pk], ParentMapping: have[pk], Revert: true})
@@ -183,6 +210,7 @@ func Compute(desired []feed.Event, mapped []calsyncd.Mapping, rejected []calsync
 		p.Deletes = append(p.Deletes, Op{Kind: Delete, Key: m.Key, Mapping: m, Forget: m.Key.Kind() == calsyncd.Instance})
 	}
 	p.pairRekeys()
+	p.attachExceptions(kept)
 	mastersFirst := func(a, b Op) int {
 		return cmp.Or(
 			cmp.Compare(kindRank(a.Key), kindRank(b.Key)),
@@ -194,6 +222,41 @@ func Compute(desired []feed.Event, mapped []calsyncd.Mapping, rejected []calsync
 	slices.SortFunc(p.Updates, mastersFirst)
 	slices.SortFunc(p.Deletes, func(a, b Op) int { return -mastersFirst(a, b) })
 	return p
+}
+
+// attachExceptions gives each series update the exceptions it must check
+// afterwards: the unchanged ones, and those forgotten for being off its
+// rule.
+func (p *Plan) attachExceptions(kept []Op) {
+	series := map[calsyncd.Key]int{}
+	for i, op := range p.Updates {
+		if op.Key.Kind() != calsyncd.Instance && op.Event != nil && op.Event.IsRecurring() {
+			series[op.Key] = i
+		}
+	}
+	if len(series) == 0 {
+		return
+	}
+	for _, op := range kept {
+		pk, _ := op.Key.Parent()
+		if i, ok := series[pk]; ok {
+			p.Updates[i].Exceptions = append(p.Updates[i].Exceptions, op)
+		}
+	}
+	for _, op := range p.Deletes {
+		if !op.Forget {
+			continue
+		}
+		pk, _ := op.Key.Parent()
+		i, ok := series[pk]
+		if !ok {
+			continue
+		}
+		parent := p.Updates[i].Event
+		if t, ok := recurrenceStart(op.Key, parent); ok {
+			p.Updates[i].Forgotten = append(p.Updates[i].Forgotten, Forgotten{Mapping: *op.Mapping, Original: instanceTime(parent.Start, t)})
+		}
+	}
 }
 
 // kindRank orders series before the exceptions that need them.
@@ -224,8 +287,7 @@ func revertOf(k calsyncd.Key, desired map[calsyncd.Key]*feed.Event) *feed.Event 
 	if series == nil {
 		return nil
 	}
-	// The key comes from the store: its recurrence id is all there is.
-	t, ok := feed.ParseRecurrenceID(k.Start(), parent.Start)
+	t, ok := recurrenceStart(k, parent)
 	if !ok || !series.Has(t) {
 		return nil
 	}
@@ -241,8 +303,18 @@ func revertOf(k calsyncd.Key, desired map[calsyncd.Key]*feed.Event) *feed.Event 
 	return &ev
 }
 
+// recurrenceStart is the original start an instance key names in its
+// series. The key comes from the store (revertOf, the exceptions a series
+// update forgets): its recurrence id is all there is.
+func recurrenceStart(k calsyncd.Key, parent *feed.Event) (time.Time, bool) {
+	return feed.ParseRecurrenceID(k.Start(), parent.Start)
+}
+
 // pairRekeys turns a create and a delete of identical content (same hash,
-// same recurrence id) into a rekey, pairing them in key order.
+// same recurrence id) into a rekey, pairing them in key order. An instance
+// exception lives in its series in Google: it is rekeyed only along with
+// its series (the old exception's series rekeyed to the new one's), never
+// into a series written anew, which has no such exception yet.
 func (p *Plan) pairRekeys() {
 	if len(p.Creates) == 0 || len(p.Deletes) == 0 {
 		return
@@ -256,17 +328,48 @@ func (p *Plan) pairRekeys() {
 		gone[t] = append(gone[t], i)
 	}
 	paired := map[int]bool{}
-	creates := p.Creates[:0:0]
-	for _, op := range p.Creates {
-		t := twin{op.Event.Hash, op.Key.RecurrenceID}
-		if idx := gone[t]; len(idx) > 0 {
-			gone[t] = idx[1:]
-			paired[idx[0]] = true
-			p.Rekeys = append(p.Rekeys, Rekey{From: *p.Deletes[idx[0]].Mapping, To: op.Key})
+	pairedCreate := map[int]bool{}
+	// rekeyed maps a series' new key to its old one.
+	rekeyed := map[calsyncd.Key]calsyncd.Key{}
+	for _, instances := range []bool{false, true} {
+		for ci, op := range p.Creates {
+			if (op.Key.Kind() == calsyncd.Instance) != instances {
+				continue
+			}
+			t := twin{op.Event.Hash, op.Key.RecurrenceID}
+			idx := gone[t]
+			pick := -1
+			for j, di := range idx {
+				if !instances {
+					pick = j
+					break
+				}
+				np, _ := op.Key.Parent()
+				op2, _ := p.Deletes[di].Key.Parent()
+				if old, ok := rekeyed[np]; ok && old == op2 {
+					pick = j
+					break
+				}
+			}
+			if pick < 0 {
+				continue
+			}
+			di := idx[pick]
+			gone[t] = append(idx[:pick:pick], idx[pick+1:]...)
+			paired[di] = true
+			pairedCreate[ci] = true
+			p.Rekeys = append(p.Rekeys, Rekey{From: *p.Deletes[di].Mapping, To: op.Key})
 			p.Unchanged++
-			continue
+			if !instances {
+				rekeyed[op.Key] = p.Deletes[di].Key
+			}
 		}
-		creates = append(creates, op)
+	}
+	creates := p.Creates[:0:0]
+	for i, op := range p.Creates {
+		if !pairedCreate[i] {
+			creates = append(creates, op)
+		}
 	}
 	deletes := p.Deletes[:0:0]
 	for i, op := range p.Deletes {

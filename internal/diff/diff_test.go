@@ -147,3 +147,27 @@ func TestUnchangedContentUnderNewKeysIsRekeyed(t *testing.T) {
 		t.Errorf("unchanged = %d, want 2", p.Unchanged)
 	}
 }
+
+// An exception lives in its series in Google: it moves to a new key with
+// its series, never into a series written anew (the feed without UIDs
+// whose series changed: its identity changed with it).
+func TestInstancesAreRekeyedOnlyWithTheirSeries(t *testing.T) {
+	series := func(uid, hash string) feed.Event {
+		e := ev(uid, "", hash)
+		e.Recurrence = []string{"RRULE:FREQ=WEEKLY"}
+		return e
+	}
+	desired := []feed.Event{series("n1", "s1"), ev("n1", "20270105T090000Z", "i1"), series("n2", "changed"), ev("n2", "20270105T090000Z", "i2")}
+	mapped := []calsyncd.Mapping{mp("o1", "", "s1"), mp("o1", "20270105T090000Z", "i1"), mp("o2", "", "s2"), mp("o2", "20270105T090000Z", "i2")}
+	p := diff.Compute(desired, mapped, nil)
+	var rekeys []string
+	for _, r := range p.Rekeys {
+		rekeys = append(rekeys, r.From.Key.String()+"→"+r.To.String())
+	}
+	if fmt.Sprint(rekeys) != "[o1→n1 o1@20270105T090000Z→n1@20270105T090000Z]" {
+		t.Errorf("rekeys = %v", rekeys)
+	}
+	if got := fmt.Sprint(render(p)); got != "[create n2 create n2@20270105T090000Z delete o2@20270105T090000Z delete o2]" {
+		t.Errorf("ops = %s", got)
+	}
+}

@@ -255,6 +255,40 @@ func TestShapeStopsExpandingAtTheLimit(t *testing.T) {
 	}
 }
 
+// A series' update carries the exceptions the plan does not write (to be
+// checked after it) and those it forgets off the rule (to be deleted where
+// Google still shows them); a series left unchanged carries none.
+func TestComputeAttachesExceptionsToTheirSeriesUpdate(t *testing.T) {
+	events := parse(t, weeklyMaster)
+	master := events[0]
+	rev := diff.Compute(events, []calsyncd.Mapping{{Key: master.Key(), EventID: "x", Hash: master.Hash},
+		{Key: calsyncd.Key{UID: "sync", RecurrenceID: "20270111T083000Z"}, EventID: "x_20270111T083000Z", Hash: "old"}}, nil).Updates[0]
+	kept := calsyncd.Mapping{Key: rev.Key, EventID: rev.Mapping.EventID, Hash: rev.Event.Hash}
+	off := calsyncd.Mapping{Key: calsyncd.Key{UID: "sync", RecurrenceID: "20270112T083000Z"}, EventID: "x_20270112T083000Z", Hash: "o"}
+	stale := calsyncd.Mapping{Key: master.Key(), EventID: "x", Hash: "before"}
+	p := diff.Compute(events, []calsyncd.Mapping{stale, kept, off}, nil)
+	if got := fmt.Sprint(render(p)); got != "[update sync delete sync@20270112T083000Z]" {
+		t.Fatalf("ops = %s", got)
+	}
+	up := p.Updates[0]
+	if len(up.Exceptions) != 1 || up.Exceptions[0].Key != kept.Key || up.Exceptions[0].Mapping.EventID != kept.EventID ||
+		up.Exceptions[0].Event == nil || up.Exceptions[0].Kind != diff.Update {
+		t.Errorf("exceptions = %+v", up.Exceptions)
+	}
+	if len(up.Forgotten) != 1 || up.Forgotten[0].Mapping != off ||
+		!up.Forgotten[0].Original.T.Equal(time.Date(2027, 1, 12, 8, 30, 0, 0, time.UTC)) || up.Forgotten[0].Original.AllDay {
+		t.Errorf("forgotten = %+v", up.Forgotten)
+	}
+	if p.Writes() != 2 || p.Unchanged != 1 {
+		t.Errorf("the checks are no writes of the plan: %d writes, %d unchanged", p.Writes(), p.Unchanged)
+	}
+	// Unchanged series: nothing to check.
+	p = diff.Compute(events, []calsyncd.Mapping{{Key: master.Key(), EventID: "x", Hash: master.Hash}, kept}, nil)
+	if p.Writes() != 0 {
+		t.Errorf("ops = %v", render(p))
+	}
+}
+
 func TestShapeWritesSeriesGoogleWouldPlaceWrongAsSingleEvents(t *testing.T) {
 	ownZone := "BEGIN:VTIMEZONE\nTZID:Office time\nBEGIN:STANDARD\nDTSTART:19701025T030000\nTZOFFSETFROM:+0230\nTZOFFSETTO:+0130\n" +
 		"RRULE:FREQ=YEARLY;BYDAY=-1SU;BYMONTH=10\nEND:STANDARD\nBEGIN:DAYLIGHT\nDTSTART:19700329T020000\nTZOFFSETFROM:+0130\n" +

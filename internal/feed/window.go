@@ -34,6 +34,10 @@ func (p *parser) window(events []Event) []Event {
 	}
 	keepMaster := map[string]bool{}
 	hasMaster := map[string]bool{}
+	// empty are the series without a single occurrence (every one
+	// excluded): they are not outside the window, they are gone, and what
+	// Google holds of them is deleted like any event that left the feed.
+	var empty map[string]bool
 	for i := range events {
 		ev := &events[i]
 		if ev.RecurrenceID != "" {
@@ -42,15 +46,25 @@ func (p *parser) window(events []Event) []Event {
 		hasMaster[ev.UID] = true
 		if ev.IsRecurring() {
 			keepMaster[ev.UID] = seriesOverlaps(ev, lo, hi)
+			if !keepMaster[ev.UID] && (!lo.IsZero() || !hi.IsZero()) && !seriesOverlaps(ev, time.Time{}, time.Time{}) {
+				if empty == nil {
+					empty = map[string]bool{}
+				}
+				empty[ev.UID] = true
+			}
 		} else {
 			keepMaster[ev.UID] = overlaps(ev.Start.T, ev.End.T)
 		}
 	}
-	// An override moved into the window keeps its master.
+	// An override moved into the window keeps its master; one that is
+	// not cancelled is an occurrence of its own.
 	for i := range events {
 		ev := &events[i]
 		if ev.RecurrenceID != "" && hasMaster[ev.UID] && overlaps(ev.Start.T, ev.End.T) {
 			keepMaster[ev.UID] = true
+		}
+		if ev.RecurrenceID != "" && ev.Status != StatusCancelled {
+			delete(empty, ev.UID)
 		}
 	}
 	out := events[:0]
@@ -62,6 +76,8 @@ func (p *parser) window(events []Event) []Event {
 		}
 		if keep {
 			out = append(out, *ev)
+		} else if empty[ev.UID] {
+			continue
 		} else {
 			p.cal.OutsideWindow++
 			p.cal.Outside = append(p.cal.Outside, ev.Key())

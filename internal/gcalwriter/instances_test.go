@@ -1,7 +1,12 @@
 package gcalwriter_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
+
+	calendar "google.golang.org/api/calendar/v3"
 	"net/http"
 	"strings"
 	"testing"
@@ -75,17 +80,10 @@ func TestOverridesBecomeExceptionsOfTheirSeries(t *testing.T) {
 		if got := agendaOf(h.fake); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("agenda =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
-		// One insert for the series, one lookup and one update for each
-		// exception; the exception's id is the one Google gave.
-		var ops []string
-		for _, q := range h.recs["alice"].requests() {
-			if q.method == http.MethodGet && strings.HasSuffix(q.path, "/instances") {
-				ops = append(ops, "instances")
-			} else if q.write() {
-				ops = append(ops, q.method)
-			}
-		}
-		if fmt.Sprint(ops) != "[POST instances PUT instances PUT]" {
+		// One insert for the series; the first exception reads its
+		// instance by the id Google derives (and so learns that Google
+		// derives ids), every later one is a single update of that id.
+		if ops := requestsOf(h.recs["alice"].requests()); fmt.Sprint(ops) != "[POST GET PUT PUT]" {
 			t.Errorf("requests = %v", ops)
 		}
 		moved := p.mapping(calsyncd.Key{UID: "sync@example.com", RecurrenceID: "20270111T083000Z"})
@@ -126,6 +124,21 @@ func TestOverridesBecomeExceptionsOfTheirSeries(t *testing.T) {
 			t.Errorf("agenda after shortening = %q", got)
 		}
 	})
+}
+
+// requestsOf names the event requests (the calendars.get of each batch left
+// out): "instances" for events.instances, else the method.
+func requestsOf(qs []request) []string {
+	var ops []string
+	for _, q := range qs {
+		switch {
+		case strings.HasSuffix(q.path, "/instances"):
+			ops = append(ops, "instances")
+		case strings.Contains(q.path, "/events"):
+			ops = append(ops, q.method)
+		}
+	}
+	return ops
 }
 
 func TestLostDatabaseAdoptsExceptionsWithoutWriting(t *testing.T) {
@@ -186,4 +199,252 @@ func TestUnsupportedRecurrence(t *testing.T) {
 			t.Errorf("%s: unsupported %v, want %v", rule, got, want)
 		}
 	}
+}
+
+// allDaySeries is a weekly all-day series from Monday 4 January 2027.
+var allDaySeries = vevent("UID:bins@example.com", "DTSTART;VALUE=DATE:20270104", "DTEND;VALUE=DATE:20270105",
+	"RRULE:FREQ=WEEKLY;COUNT=8", "EXDATE;VALUE=DATE:20270111", "SUMMARY:Bins")
+
+func allDayOverride(date, start string, extra ...string) string {
+	return vevent(append([]string{"UID:bins@example.com", "RECURRENCE-ID;VALUE=DATE:" + date, "DTSTART;VALUE=DATE:" + start,
+		"SUMMARY:Bins"}, extra...)...)
+}
+
+func timedOverride(rid, start, end string, extra ...string) string {
+	return vevent(append([]string{"UID:sync@example.com", "RECURRENCE-ID;TZID=Europe/Berlin:" + rid,
+		"DTSTART;TZID=Europe/Berlin:" + start, "DTEND;TZID=Europe/Berlin:" + end, "SUMMARY:Team sync"}, extra...)...)
+}
+
+// Under every reading of instance ids and of originalStart's date form,
+// each override lands on the instance at its original start, the first
+// instance stays, and, once the writer has learnt how the account's Google
+// answers, an override costs one request where Google derives instance ids
+// and two (a checked lookup and the update) where it does not.
+func TestOverridesLandOnTheirOwnInstanceUnderEveryReading(t *testing.T) {
+	shapes := []struct {
+		name   string
+		series string
+		first  []string // overrides of the first batch
+		later  string   // one more override, the second batch
+		agenda []string
+	}{
+		{"all-day", allDaySeries,
+			[]string{allDayOverride("20270125", "20270125", "STATUS:CANCELLED"), allDayOverride("20270201", "20270203")},
+			allDayOverride("20270215", "20270215", "STATUS:CANCELLED"),
+			[]string{`2027-01-04..2027-01-05 "Bins"`, `2027-01-18..2027-01-19 "Bins"`, `2027-02-03..2027-02-04 "Bins"`,
+				`2027-02-08..2027-02-09 "Bins"`, `2027-02-22..2027-02-23 "Bins"`}},
+		{"timed", seriesVEvent("FREQ=WEEKLY;COUNT=6"),
+			[]string{timedOverride("20270118T093000", "20270118T093000", "20270118T100000", "STATUS:CANCELLED"),
+				timedOverride("20270111T093000", "20270112T140000", "20270112T150000")},
+			timedOverride("20270201T093000", "20270201T093000", "20270201T100000", "STATUS:CANCELLED"),
+			[]string{`2027-01-04T08:30:00Z..2027-01-04T09:00:00Z "Team sync"`, `2027-01-12T13:00:00Z..2027-01-12T14:00:00Z "Team sync"`,
+				`2027-01-25T08:30:00Z..2027-01-25T09:00:00Z "Team sync"`,
+				`2027-02-08T08:30:00Z..2027-02-08T09:00:00Z "Team sync"`}},
+	}
+	for _, sh := range shapes {
+		for _, mode := range []gcalfake.AllDayOriginalStart{gcalfake.OriginalStartHonoured, gcalfake.OriginalStartIgnored, gcalfake.OriginalStartRejected} {
+			for _, ids := range []gcalfake.InstanceIDs{gcalfake.InstanceIDsDerived, gcalfake.InstanceIDsOpaque} {
+				for _, filters := range []gcalfake.Filters{gcalfake.FiltersExact, gcalfake.FiltersLoose} {
+					r := gcalfake.Readings{AllDayOriginalStart: mode, InstanceIDs: ids, Filters: filters}
+					t.Run(sh.name+"/"+r.String(), func(t *testing.T) {
+						synctest.Test(t, func(t *testing.T) {
+							h := newHarness(t, gcalfake.Options{Readings: r})
+							w := h.writer("alice", gcalwriter.Options{})
+							p := newMem()
+							vevents := append([]string{sh.series}, sh.first...)
+							if res := apply(t, w, p, plan(p, feedEvents(t, vevents...))...); res.Failed+res.Rejected != 0 || res.Err != nil {
+								t.Fatalf("first batch: %+v", res)
+							}
+							before := len(h.recs["alice"].requests())
+							res := apply(t, w, p, plan(p, feedEvents(t, append(vevents, sh.later)...))...)
+							if res.Created != 1 || res.Failed != 0 {
+								t.Fatalf("second batch: %+v", res)
+							}
+							got := requestsOf(h.recs["alice"].requests()[before:])
+							want := "[PUT]"
+							switch {
+							case ids == gcalfake.InstanceIDsDerived:
+							case mode == gcalfake.OriginalStartRejected && sh.name == "all-day":
+								// The first batch's two overrides were found
+								// in one listing of the series: this first
+								// single lookup learns that the date form is
+								// refused (400), then the window finds it.
+								want = "[instances instances PUT]"
+							default:
+								want = "[instances PUT]"
+							}
+							if fmt.Sprint(got) != want {
+								t.Errorf("one more override cost %v, want %s", got, want)
+							}
+							agenda := agendaOf(h.fake)
+							if fmt.Sprint(agenda) != fmt.Sprint(sh.agenda) {
+								t.Errorf("agenda =\n%s\nwant\n%s", strings.Join(agenda, "\n"), strings.Join(sh.agenda, "\n"))
+							}
+							if ops := plan(p, feedEvents(t, append(vevents, sh.later)...)); len(ops) != 0 {
+								t.Errorf("a third batch would write %d times", len(ops))
+							}
+						})
+					})
+				}
+			}
+		}
+	}
+}
+
+// A derived id is only written blind once Google has shown that it names
+// the instance at its original start, and then only with If-Match: the
+// series' etag, so an exception already stored there (a person's edit) is
+// read before it is overwritten and keeps the person's colour.
+func TestDerivedWriteNeverOverwritesUnread(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, gcalfake.Options{})
+		w := h.writer("alice", gcalwriter.Options{})
+		p := newMem()
+		first := []string{allDaySeries, allDayOverride("20270125", "20270125", "STATUS:CANCELLED")}
+		apply(t, w, p, plan(p, feedEvents(t, first...))...)
+		master := p.mapping(calsyncd.Key{UID: "bins@example.com"})
+		// A person colours the instance of 1 February.
+		h.fake.Edit(cal, master.EventID+"_20270201", func(ev *calendar.Event) { ev.ColorId = "5" })
+		before := len(h.recs["alice"].requests())
+		res := apply(t, w, p, plan(p, feedEvents(t, append(first, allDayOverride("20270201", "20270202", "SUMMARY:Bins (Tuesday)"))...))...)
+		if res.Created != 1 || res.Failed != 0 {
+			t.Fatalf("result: %+v", res)
+		}
+		reqs := h.recs["alice"].requests()[before:]
+		if got := requestsOf(reqs); fmt.Sprint(got) != "[PUT GET PUT]" {
+			t.Errorf("requests = %v, want the conditional update refused, a read, the update", got)
+		}
+		for _, q := range reqs {
+			if q.method == http.MethodPut && q.ifMatch == "" {
+				t.Errorf("an instance written without If-Match: %+v", q)
+			}
+		}
+		var ev *calendar.Event
+		for _, e := range h.fake.AllEvents(cal) {
+			if e.Id == master.EventID+"_20270201" {
+				ev = e
+			}
+		}
+		if ev == nil || ev.ColorId != "5" || ev.Start.Date != "2027-02-02" {
+			t.Errorf("instance = %+v", ev)
+		}
+	})
+}
+
+// Whatever an update of a series does to its exceptions in Google (kept,
+// rewritten from the series, dropped) and whether exceptions left off a
+// changed rule still show, the writer checks them after the series' write
+// (one listing) and repairs what changed: the calendar shows the feed.
+// Where Google keeps them, the check costs that read and no write.
+func TestSeriesUpdateRepairsItsExceptions(t *testing.T) {
+	series := seriesVEvent("FREQ=WEEKLY;COUNT=4")
+	retitled := strings.Replace(series, "SUMMARY:Team sync", "SUMMARY:Weekly sync", 1)
+	excluded := strings.Replace(retitled, "COUNT=4", "COUNT=4\r\nEXDATE;TZID=Europe/Berlin:20270125T093000", 1)
+	// The series moves half an hour later: the moved and cancelled
+	// instances are off its rule; the moved one stands alone.
+	later := strings.NewReplacer("T093000", "T100000", "T100000", "T103000").Replace(retitled)
+	steps := []struct {
+		name   string
+		feed   []string
+		agenda []string
+	}{
+		{"retitled", []string{retitled, movedVEvent, cancelledVEvent}, []string{
+			`2027-01-04T08:30:00Z..2027-01-04T09:00:00Z "Weekly sync"`,
+			`2027-01-12T13:00:00Z..2027-01-12T14:00:00Z "Team sync (Tuesday)"`,
+			`2027-01-25T08:30:00Z..2027-01-25T09:00:00Z "Weekly sync"`}},
+		{"excluded", []string{excluded, movedVEvent, cancelledVEvent}, []string{
+			`2027-01-04T08:30:00Z..2027-01-04T09:00:00Z "Weekly sync"`,
+			`2027-01-12T13:00:00Z..2027-01-12T14:00:00Z "Team sync (Tuesday)"`}},
+		{"moved", []string{later, movedVEvent, cancelledVEvent}, []string{
+			`2027-01-04T09:00:00Z..2027-01-04T09:30:00Z "Weekly sync"`,
+			`2027-01-11T09:00:00Z..2027-01-11T09:30:00Z "Weekly sync"`,
+			`2027-01-12T13:00:00Z..2027-01-12T14:00:00Z "Team sync (Tuesday)"`,
+			`2027-01-18T09:00:00Z..2027-01-18T09:30:00Z "Weekly sync"`,
+			`2027-01-25T09:00:00Z..2027-01-25T09:30:00Z "Weekly sync"`}},
+	}
+	for _, update := range []gcalfake.SeriesUpdate{gcalfake.ExceptionsKept, gcalfake.ExceptionsPropagated, gcalfake.ExceptionsDropped} {
+		for _, off := range []gcalfake.OffRule{gcalfake.OffRuleHidden, gcalfake.OffRuleKept} {
+			for _, ids := range []gcalfake.InstanceIDs{gcalfake.InstanceIDsDerived, gcalfake.InstanceIDsOpaque} {
+				r := gcalfake.Readings{SeriesUpdate: update, OffRule: off, InstanceIDs: ids}
+				t.Run(r.String(), func(t *testing.T) {
+					synctest.Test(t, func(t *testing.T) {
+						h := newHarness(t, gcalfake.Options{Readings: r})
+						w := h.writer("alice", gcalwriter.Options{})
+						p := newMem()
+						apply(t, w, p, plan(p, feedEvents(t, series, movedVEvent, cancelledVEvent))...)
+						for _, st := range steps {
+							before := len(h.recs["alice"].requests())
+							res := apply(t, w, p, plan(p, feedEvents(t, st.feed...))...)
+							if res.Failed+res.Rejected != 0 || res.Err != nil {
+								t.Fatalf("%s: %+v", st.name, res)
+							}
+							if got := agendaOf(h.fake); fmt.Sprint(got) != fmt.Sprint(st.agenda) {
+								t.Errorf("%s: agenda =\n%s\nwant\n%s", st.name, strings.Join(got, "\n"), strings.Join(st.agenda, "\n"))
+							}
+							if ops := plan(p, feedEvents(t, st.feed...)); len(ops) != 0 {
+								t.Errorf("%s: the next batch would write %d times", st.name, len(ops))
+							}
+							got := requestsOf(h.recs["alice"].requests()[before:])
+							if update == gcalfake.ExceptionsKept && off == gcalfake.OffRuleHidden && st.name == "retitled" &&
+								fmt.Sprint(got) != "[PUT instances]" {
+								t.Errorf("%s: requests %v, want the series' update and one check", st.name, got)
+							}
+							if deleted := strings.Contains(fmt.Sprint(got), "DELETE"); st.name == "moved" &&
+								deleted != (off == gcalfake.OffRuleKept && update != gcalfake.ExceptionsDropped) {
+								t.Errorf("%s: requests %v: the exceptions off the rule are deleted where, and only where, Google still shows them", st.name, got)
+							}
+							t.Logf("%s: %v (%d repaired)", st.name, got, res.ExceptionsRepaired)
+						}
+					})
+				})
+			}
+		}
+	}
+}
+
+// An answer to an instance write that names another instance is never
+// taken as done: the write counts as failed, nothing is recorded for it,
+// and the writer stops writing derived ids (for a day): it looks up first.
+func TestMisdirectedAnswerIsNotTakenAsDone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, gcalfake.Options{})
+		w := h.writer("alice", gcalwriter.Options{})
+		p := newMem()
+		first := []string{allDaySeries, allDayOverride("20270125", "20270125", "STATUS:CANCELLED")}
+		apply(t, w, p, plan(p, feedEvents(t, first...))...)
+		// Google now answers instance writes with another instance.
+		h.recs["alice"].mu.Lock()
+		h.recs["alice"].answer = func(req *http.Request, resp *http.Response) *http.Response {
+			if req.Method != http.MethodPut || resp.StatusCode != http.StatusOK {
+				return resp
+			}
+			var ev calendar.Event
+			body, _ := io.ReadAll(resp.Body)
+			if json.Unmarshal(body, &ev) == nil && ev.OriginalStartTime != nil {
+				ev.OriginalStartTime.Date = "2027-01-04"
+				body, _ = json.Marshal(&ev)
+			}
+			resp.Body = io.NopCloser(bytes.NewReader(body))
+			resp.ContentLength = int64(len(body))
+			return resp
+		}
+		h.recs["alice"].mu.Unlock()
+		moved := allDayOverride("20270201", "20270202", "SUMMARY:Bins (Tuesday)")
+		res := apply(t, w, p, plan(p, feedEvents(t, append(first, moved)...))...)
+		if res.Failed != 1 || res.Created != 0 {
+			t.Errorf("result: %+v", res)
+		}
+		if m := p.mapping(calsyncd.Key{UID: "bins@example.com", RecurrenceID: "20270201"}); m.EventID != "" {
+			t.Errorf("recorded %+v", m)
+		}
+		if !strings.Contains(h.logs.String(), "answered the instance at 2027-01-04") {
+			t.Errorf("log:\n%s", h.logs.String())
+		}
+		// The next attempt looks the instance up before writing it.
+		before := len(h.recs["alice"].requests())
+		apply(t, w, p, plan(p, feedEvents(t, append(first, moved)...))...)
+		if got := requestsOf(h.recs["alice"].requests()[before:]); len(got) == 0 || got[0] == http.MethodPut {
+			t.Errorf("after a misdirected answer: %v, want a read first", got)
+		}
+	})
 }

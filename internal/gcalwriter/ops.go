@@ -71,7 +71,11 @@ func (w *Writer) apply(br *batchRun, op diff.Op) error {
 	case diff.Create:
 		return w.create(br, bud, op, 0)
 	case diff.Update:
-		return w.update(br, bud, op)
+		err := w.update(br, bud, op)
+		if err == nil && (len(op.Exceptions) > 0 || len(op.Forgotten) > 0) {
+			w.verifySeries(br, op)
+		}
+		return err
 	case diff.Delete:
 		return w.delete(br, bud, op)
 	}
@@ -103,9 +107,9 @@ func (w *Writer) saved(br *batchRun, op diff.Op, m calsyncd.Mapping) error {
 		// Its exceptions later in the batch need its id.
 		br.mu.Lock()
 		if br.series == nil {
-			br.series = map[calsyncd.Key]string{}
+			br.series = map[calsyncd.Key]writtenSeries{}
 		}
-		br.series[op.Key] = m.EventID
+		br.series[op.Key] = writtenSeries{id: m.EventID, etag: m.ETag}
 		br.mu.Unlock()
 		if op.Mapping != nil && op.Mapping.EventID != m.EventID {
 			br.update(func(r *calsyncd.WriteResult) { r.RecreatedSeries = append(r.RecreatedSeries, op.Key) })
@@ -169,6 +173,14 @@ func (w *Writer) adopt(br *batchRun, bud *budget, op diff.Op, want *calendar.Eve
 			w.log.Warn("an event that is not ours holds our id; using the next id generation",
 				"subscription", br.SubscriptionID, "generation", gen+1)
 			return false, nil
+		}
+		if op.Event.IsRecurring() {
+			br.mu.Lock()
+			if br.adopted == nil {
+				br.adopted = map[string]bool{}
+			}
+			br.adopted[want.Id] = true
+			br.mu.Unlock()
 		}
 		if !cancelled && SameContent(want, existing) {
 			br.update(func(r *calsyncd.WriteResult) { r.Created++; r.Adopted++ })

@@ -55,7 +55,7 @@ func (w *Writer) judge(err error) (verdict, Classification) {
 		return unparented, Classification{}
 	case errors.As(err, new(*unrecordedError)):
 		return unrecorded, Classification{}
-	case errors.As(err, new(*noInstanceError)):
+	case errors.As(err, new(*noInstanceError)), errors.As(err, new(*misdirectedError)):
 		return noInstance, Classification{}
 	case errors.As(err, new(*Error)):
 		return fatal, Classification{}
@@ -96,10 +96,10 @@ func (w *Writer) settle(br *batchRun, op diff.Op, err error) {
 		// Shape only plans exceptions of occurrences the series has; the
 		// series in Google may lag behind (its own write failed). Retried
 		// next run.
-		var ni *noInstanceError
-		errors.As(err, &ni)
+		// A misdirected answer (another instance) is reported the same
+		// way: never taken as done.
 		br.update(func(r *calsyncd.WriteResult) { r.Failed++ })
-		w.log.Warn("no instance to write the exception to", "subscription", br.SubscriptionID, "event", op.Key.String(), "error", ni.Error())
+		w.log.Warn("no instance to write the exception to", "subscription", br.SubscriptionID, "event", op.Key.String(), "error", err.Error())
 	case fatal:
 		var e *Error
 		errors.As(err, &e)

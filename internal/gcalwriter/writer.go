@@ -14,6 +14,7 @@ import (
 
 	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/diff"
+	"github.com/calsyncd/calsyncd/internal/feed"
 )
 
 // Error is a failure that stops a subscription's writes for this run.
@@ -69,6 +70,10 @@ type Writer struct {
 	// checkMu guards check, the account's last CheckAccount.
 	checkMu sync.Mutex
 	check   *accountCheck
+
+	// ids is what the Writer learnt of how Google names and finds the
+	// instances of series.
+	ids instanceIDs
 }
 
 // New returns a Writer that talks to Google through svc.
@@ -116,30 +121,60 @@ type batchRun struct {
 
 	mu  sync.Mutex
 	res calsyncd.WriteResult
-	// series holds the Google ids of the recurring events written in this
-	// batch, for their exceptions; refused those Google refused.
-	series  map[calsyncd.Key]string
+	// series holds the Google ids and etags of the recurring events
+	// written in this batch, for their exceptions; refused those Google
+	// refused; adopted the ids of series found in Google already (their
+	// exceptions may be there too).
+	series  map[calsyncd.Key]writtenSeries
 	refused map[calsyncd.Key]bool
+	adopted map[string]bool
+	// instances holds, by series id and original start (originalStart's
+	// form), the instances listed after the series' write in this batch
+	// (verifySeries).
+	instances map[string]map[string]*calendar.Event
+	// offRule holds the ids of exceptions found shown off their series'
+	// changed rule, for their Forget ops to delete; repairs the
+	// exceptions being repaired (verifySeries).
+	offRule map[calsyncd.Key]offRuleHit
+	repairs map[calsyncd.Key]bool
 }
+
+// writtenSeries is a series written in this batch.
+type writtenSeries struct{ id, etag string }
 
 func (br *batchRun) stop(cause error) { br.cancel(cause) }
 
-// seriesID is the Google id of an instance's series: written in this batch,
-// or mapped before. refused reports a series Google refused in this batch.
-func (br *batchRun) seriesID(op diff.Op) (id string, refused bool) {
+// seriesOf is the Google id and etag of an instance's series: written in
+// this batch, or mapped before. refused reports a series Google refused in
+// this batch.
+func (br *batchRun) seriesOf(op diff.Op) (id, etag string, refused bool) {
 	pk, _ := op.Key.Parent()
 	br.mu.Lock()
 	defer br.mu.Unlock()
-	if id := br.series[pk]; id != "" {
-		return id, false
+	if s := br.series[pk]; s.id != "" {
+		return s.id, s.etag, false
 	}
 	if br.refused[pk] {
-		return "", true
+		return "", "", true
 	}
 	if op.ParentMapping != nil {
-		return op.ParentMapping.EventID, false
+		return op.ParentMapping.EventID, op.ParentMapping.ETag, false
 	}
-	return "", false
+	return "", "", false
+}
+
+func (br *batchRun) wasAdopted(seriesID string) bool {
+	br.mu.Lock()
+	defer br.mu.Unlock()
+	return br.adopted[seriesID]
+}
+
+// listed is the instance of the series at orig as listed after the
+// series' write in this batch, or nil.
+func (br *batchRun) listed(seriesID string, orig feed.Time) *calendar.Event {
+	br.mu.Lock()
+	defer br.mu.Unlock()
+	return br.instances[seriesID][originalStart(orig)]
 }
 
 // stopErr is why no further request may start, or nil.

@@ -3,6 +3,7 @@ package gcalwriter_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -372,30 +373,46 @@ func TestDrainFinishesInFlightWritesAndSkipsTheRest(t *testing.T) {
 	})
 }
 
+// ListOwned lists only the subscription's events, whether Google ANDs or
+// ORs repeated property filters and whether its filters let other items
+// through: every item is checked for our marks.
 func TestListOwned(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, gcalfake.Options{})
-		w := h.writer("alice", gcalwriter.Options{})
-		p := newMem()
-		evs := events(3)
-		apply(t, w, p, creates(evs)...)
-		h.fake.Delete(cal, p.mapping(evs[0].Key()).EventID)
-		h.fake.Seed(cal, &calendar.Event{Summary: "a person's own",
-			Start: &calendar.EventDateTime{Date: "2027-01-01"}, End: &calendar.EventDateTime{Date: "2027-01-02"}})
-		owned, err := w.ListOwned(context.Background(), cal, sub)
-		if err != nil {
-			t.Fatal(err)
+	for _, props := range []gcalfake.PropertyRepeats{gcalfake.PropertiesAnd, gcalfake.PropertiesOr} {
+		for _, filters := range []gcalfake.Filters{gcalfake.FiltersExact, gcalfake.FiltersLoose} {
+			r := gcalfake.Readings{PropertyRepeats: props, Filters: filters}
+			t.Run(r.String(), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					h := newHarness(t, gcalfake.Options{Readings: r})
+					w := h.writer("alice", gcalwriter.Options{})
+					p := newMem()
+					evs := events(3)
+					apply(t, w, p, creates(evs)...)
+					h.fake.Delete(cal, p.mapping(evs[0].Key()).EventID)
+					for i := range 6 {
+						day := fmt.Sprintf("2027-01-%02d", i+1)
+						h.fake.Seed(cal, &calendar.Event{Summary: "a person's own",
+							Start: &calendar.EventDateTime{Date: day}, End: &calendar.EventDateTime{Date: day}})
+						other := gcalwriter.ToGoogle("other", &evs[i%3])
+						other.Id = fmt.Sprintf("other%d", i)
+						h.fake.Seed(cal, other)
+					}
+					owned, err := w.ListOwned(context.Background(), cal, sub)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(owned) != 3 {
+						t.Fatalf("%d owned events, want 3: %+v", len(owned), owned)
+					}
+					for _, o := range owned {
+						m := p.mapping(o.Key)
+						if o.EventID != m.EventID || o.Hash != m.Hash || o.Cancelled != (o.Key == evs[0].Key()) {
+							t.Errorf("owned %+v, mapping %+v", o, m)
+						}
+					}
+				})
+			})
 		}
-		if len(owned) != 3 {
-			t.Fatalf("%d owned events, want 3: %+v", len(owned), owned)
-		}
-		for _, o := range owned {
-			m := p.mapping(o.Key)
-			if o.EventID != m.EventID || o.Hash != m.Hash || o.Cancelled != (o.Key == evs[0].Key()) {
-				t.Errorf("owned %+v, mapping %+v", o, m)
-			}
-		}
-	})
+	}
 }
 
 // TestResultReportsWhatWasRecorded: the result lists exactly what the

@@ -104,6 +104,21 @@ func expected(t *testing.T, events []feed.Event, lo, hi time.Time) []string {
 	return out
 }
 
+// wallClockOf puts an occurrence o, computed in loc, at DTSTART's time of
+// day on its date as RFC 5545 §3.3.5 reads a time in a daylight-saving gap:
+// with the UTC offset before the gap (rrule-go, like Go's time.Date, takes
+// the offset after it, an hour early).
+func wallClockOf(o, dtstart time.Time, loc *time.Location) time.Time {
+	y, m, d := o.Date()
+	h, mi, sec := dtstart.Clock()
+	t := time.Date(y, m, d, h, mi, sec, 0, loc)
+	if th, tm, ts := t.Clock(); th == h && tm == mi && ts == sec {
+		return o
+	}
+	_, before := time.Date(y, m, d, 0, 0, 0, 0, loc).Zone()
+	return time.Date(y, m, d, h, mi, sec, 0, time.UTC).Add(-time.Duration(before) * time.Second).In(loc)
+}
+
 // ridOf renders an original start as the feed keys it.
 func ridOf(m *feed.Event, t time.Time) string {
 	if m.Start.AllDay {
@@ -144,6 +159,11 @@ func expandSeries(t *testing.T, m *feed.Event, overrides []*feed.Event, hi time.
 				t.Fatalf("%s: %s: %v", m.UID, line, err)
 			}
 			ts := r.Between(dtstart, horizon, true)
+			if !strings.Contains(rest, "BYHOUR") && !strings.Contains(rest, "BYMINUTE") && !strings.Contains(rest, "BYSECOND") {
+				for i, o := range ts {
+					ts[i] = wallClockOf(o, dtstart, loc)
+				}
+			}
 			if opt.Count > 0 && len(ts) > 0 && !ts[0].Equal(dtstart) && len(ts) >= opt.Count {
 				ts = ts[:opt.Count-1] // DTSTART took the first place
 			}

@@ -44,7 +44,7 @@ func newMirror(t *testing.T) *mirror {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := gcalwriter.New(svc, gcalwriter.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Spacing: time.Millisecond})
+	w := gcalwriter.New(svc, gcalwriter.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Spacing: 50 * time.Microsecond})
 	h.runner.Writer = func(string) (subscription.Writer, error) { return w, nil }
 	h.runner.Now = func() time.Time { return recurrenceNow }
 	h.cfg.Window = config.Window{Past: config.Duration(recurrencePast)}
@@ -304,28 +304,45 @@ func TestMutationsCostTheFewestWrites(t *testing.T) {
 				"DTSTART;VALUE=DATE:20270116\r\nSUMMARY:Bins (Saturday)\r\nEND:VEVENT\r\nEND:VCALENDAR"), 1},
 		}},
 	}
+	// The write counts hold wherever Google keeps exceptions on a series
+	// update and hides those off its rule, whatever the other readings
+	// (the others cost repairs: TestSmallFeedsConvergeUnderEveryReading).
+	var readings []gcalfake.Readings
+	for _, r := range gcalfake.AllReadings() {
+		if r.SeriesUpdate == gcalfake.ExceptionsKept && r.OffRule == gcalfake.OffRuleHidden && r.PropertyRepeats == gcalfake.PropertiesAnd {
+			readings = append(readings, r)
+		}
+	}
 	for name, tt := range tests {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			m := newMirror(t)
-			body := string(tt.feed)
-			m.setFeed([]byte(body))
-			m.syncOK("first sync")
-			m.check("after the first sync")
-			for _, mu := range tt.mutations {
-				body = mu.edit(body)
-				m.setFeed([]byte(body))
-				rep, writes := m.syncOK(mu.name)
-				if os.Getenv("DEBUG_PLAN") != "" {
-					t.Logf("%s: %+v", mu.name, rep.Plan)
-				}
-				m.check("after: " + mu.name)
-				if writes != mu.writes {
-					t.Errorf("%s: %d writes, want %d", mu.name, writes, mu.writes)
-				}
-				t.Logf("%s: %d writes", mu.name, writes)
-			}
-		})
+		for _, r := range readings {
+			t.Run(name+"/"+r.String(), func(t *testing.T) {
+				t.Parallel()
+				m := newMirror(t)
+				m.fake.SetReadings(r)
+				mutateAndCount(t, m, tt.feed, tt.mutations)
+			})
+		}
+	}
+}
+
+func mutateAndCount(t *testing.T, m *mirror, feed []byte, mutations []mutation) {
+	t.Helper()
+	body := string(feed)
+	m.setFeed([]byte(body))
+	m.syncOK("first sync")
+	m.check("after the first sync")
+	for _, mu := range mutations {
+		body = mu.edit(body)
+		m.setFeed([]byte(body))
+		rep, writes := m.syncOK(mu.name)
+		if os.Getenv("DEBUG_PLAN") != "" {
+			t.Logf("%s: %+v", mu.name, rep.Plan)
+		}
+		m.check("after: " + mu.name)
+		if writes != mu.writes {
+			t.Errorf("%s: %d writes, want %d", mu.name, writes, mu.writes)
+		}
+		t.Logf("%s: %d writes", mu.name, writes)
 	}
 }
 
@@ -375,5 +392,36 @@ func TestOverridesWrittenAsSingleEventsMoveIntoTheirSeries(t *testing.T) {
 	// The old event deleted, the instance written.
 	if writes != 2 {
 		t.Errorf("upgrade cost %d writes, want 2", writes)
+	}
+}
+
+// A series whose every occurrence the feed comes to exclude is gone from the
+// feed, not outside the window: Google's copy is deleted, not kept as an
+// event of the past.
+func TestSeriesWithEveryOccurrenceExcludedIsDeleted(t *testing.T) {
+	const head = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//calsyncd//test//EN\r\n"
+	const other = "BEGIN:VEVENT\r\nUID:other@example.com\r\nDTSTART:20270110T090000Z\r\nDTEND:20270110T100000Z\r\nSUMMARY:Other\r\nEND:VEVENT\r\n"
+	series := func(exdate string) []byte {
+		return []byte(head + other + "BEGIN:VEVENT\r\nUID:weekly@example.com\r\nDTSTART:20270105T100000Z\r\nDTEND:20270105T110000Z\r\n" +
+			"RRULE:FREQ=WEEKLY;COUNT=3\r\n" + exdate + "SUMMARY:Weekly\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n")
+	}
+	for _, r := range gcalfake.CoveringReadings() {
+		t.Run(r.String(), func(t *testing.T) {
+			m := newMirror(t)
+			m.fake.SetReadings(r)
+			m.setFeed(series(""))
+			m.syncOK("first sync")
+			if n := m.check("after the first sync"); n != 4 {
+				t.Fatalf("%d occurrences after the first sync, want 4", n)
+			}
+			m.setFeed(series("EXDATE:20270105T100000Z,20270112T100000Z,20270119T100000Z\r\n"))
+			rep, _ := m.syncOK("every occurrence excluded")
+			if n := m.check("after every occurrence was excluded"); n != 1 {
+				t.Errorf("%d occurrences, want only the other event's", n)
+			}
+			if rep.Run.Deleted != 1 {
+				t.Errorf("deleted %d events, want the series", rep.Run.Deleted)
+			}
+		})
 	}
 }
