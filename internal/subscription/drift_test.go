@@ -30,21 +30,8 @@ const driftFeed = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:test\r\n" +
 	"END:VCALENDAR\r\n"
 
 // driftReadings are the emulator's readings the drift tests run under:
-// every switch's every value, except originalStart ignored and loose
-// filters, under which the writer still takes the first instance listed
-// for the one it looks for, so that even the first sync is wrong (issue 13
-// §1, fixed by the instance-matching change, not here).
-func driftReadings() []gcalfake.Readings {
-	var out []gcalfake.Readings
-	for _, r := range gcalfake.CoveringReadings() {
-		if r.AllDayOriginalStart == gcalfake.OriginalStartIgnored {
-			r.AllDayOriginalStart = gcalfake.OriginalStartHonoured
-		}
-		r.Filters = gcalfake.FiltersExact
-		out = append(out, r)
-	}
-	return out
-}
+// every switch's every value (CoveringReadings).
+func driftReadings() []gcalfake.Readings { return gcalfake.CoveringReadings() }
 
 func (m *mirror) eventByID(id string) *calendar.Event {
 	m.t.Helper()
