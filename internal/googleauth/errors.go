@@ -64,6 +64,13 @@ type failureSource struct {
 	src        oauth2.TokenSource
 }
 
+// Invalidate passes a refused token on to a source that can start over.
+func (s *failureSource) Invalidate(refused *oauth2.Token) {
+	if inv, ok := s.src.(invalidator); ok {
+		inv.Invalidate(refused)
+	}
+}
+
 func (s *failureSource) Token() (*oauth2.Token, error) {
 	tok, err := s.src.Token()
 	if err == nil {

@@ -189,7 +189,42 @@ func (c *Credentials) HTTPClient() *http.Client {
 	if c.TokenSource == nil {
 		return &http.Client{Transport: c.transport}
 	}
-	return &http.Client{Transport: &oauth2.Transport{Source: c.TokenSource, Base: c.transport}}
+	return &http.Client{Transport: &refusalTransport{src: c.TokenSource, base: c.transport}}
+}
+
+// invalidator is a token source that can be told Google refused a token.
+type invalidator interface{ Invalidate(refused *oauth2.Token) }
+
+// refusalTransport authenticates each request with the source's token, as
+// oauth2.Transport does, and tells the source when Google answers 401 to
+// it, so that the next request (the writer tries once more after a 401)
+// carries a token refreshed or saved by a new login, not the refused one.
+type refusalTransport struct {
+	src  oauth2.TokenSource
+	base http.RoundTripper
+}
+
+func (t *refusalTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	tok, err := t.src.Token()
+	if err != nil {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, err
+	}
+	r := req.Clone(req.Context())
+	tok.SetAuthHeader(r)
+	base := t.base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	resp, err := base.RoundTrip(r)
+	if err == nil && resp.StatusCode == http.StatusUnauthorized {
+		if inv, ok := t.src.(invalidator); ok {
+			inv.Invalidate(tok)
+		}
+	}
+	return resp, err
 }
 
 // ClientOptions configure calendar.NewService for this account. The client

@@ -111,6 +111,28 @@ func newPersistingSource(newSource func(*oauth2.Token) oauth2.TokenSource, path 
 	return &persistingSource{newSource: newSource, src: newSource(initial), path: path, log: log, saved: *initial}
 }
 
+// Invalidate is told that Google refused the access token in hand (a 401)
+// though it has not expired: its grant was revoked, or replaced by a new
+// login. The next Token starts over from the file when a new login saved
+// a refresh token there, else refreshes now instead of handing out the
+// refused token until it expires (up to an hour).
+func (p *persistingSource) Invalidate(refused *oauth2.Token) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if refused == nil {
+		return
+	}
+	if disk, err := ReadToken(p.path); err == nil && disk.RefreshToken != "" && disk.RefreshToken != p.saved.RefreshToken {
+		p.log.Info("Google refused the access token; using the OAuth token saved by a new login", "file", p.path)
+		p.src, p.saved = p.newSource(disk), *disk
+		return
+	}
+	if refused.AccessToken != p.saved.AccessToken {
+		return // refused earlier, already replaced
+	}
+	p.src = p.newSource(&oauth2.Token{RefreshToken: p.saved.RefreshToken, TokenType: p.saved.TokenType})
+}
+
 func (p *persistingSource) Token() (*oauth2.Token, error) {
 	// Held across a refresh: the wrapped ReuseTokenSource serialises
 	// refreshes anyway, and a valid token is handed out at once.

@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -261,5 +265,79 @@ func TestNewLoginRepairsARunningSource(t *testing.T) {
 	tok, err := creds.TokenSource.Token()
 	if err != nil || tok.AccessToken != "fresh-access" {
 		t.Fatalf("after a new login: %v, %v", tok, err)
+	}
+}
+
+// Google refuses an access token that has not expired (its grant was
+// revoked, or a person logged in again): the next request does not carry
+// the refused token until it expires, but a refreshed one, or the one a new
+// login saved.
+func TestRefusedAccessTokenIsNotUsedAgain(t *testing.T) {
+	for _, newLogin := range []bool{false, true} {
+		t.Run(fmt.Sprintf("new login %v", newLogin), func(t *testing.T) {
+			oauth := newFakeOAuth(t)
+			cfg, dir := setup(t, map[string]string{
+				"config.yaml":              "state_dir: state\ngoogle:\n  credentials_file: client.json\n",
+				"client.json":              oauth.desktopClient(),
+				"state/token-default.json": tokenJSON("stale-access", "refresh-0", time.Now().Add(-time.Hour)),
+			})
+			var mu sync.Mutex
+			var seen []string
+			refused := map[string]bool{}
+			api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				seen = append(seen, r.Header.Get("Authorization"))
+				mu.Unlock()
+				if refused[r.Header.Get("Authorization")] {
+					w.WriteHeader(http.StatusUnauthorized)
+					return
+				}
+				w.WriteHeader(http.StatusOK)
+			}))
+			t.Cleanup(api.Close)
+			creds, err := googleauth.Load(context.Background(), cfg, "", googleauth.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			client := creds.HTTPClient()
+			get := func() int {
+				resp, err := client.Get(api.URL)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				return resp.StatusCode
+			}
+			if code := get(); code != http.StatusOK {
+				t.Fatalf("first request: %d", code)
+			}
+			// The grant is revoked, and perhaps the person logs in again;
+			// the source still holds an access token that has not expired.
+			mu.Lock()
+			revoked := seen[0]
+			mu.Unlock()
+			want := "Bearer access-2" // refreshed with refresh-0
+			if newLogin {
+				fresh := &oauth2.Token{AccessToken: "login-access", TokenType: "Bearer", RefreshToken: "login-refresh", Expiry: time.Now().Add(time.Hour)}
+				if err := googleauth.WriteToken(filepath.Join(dir, "state", "token-default.json"), fresh); err != nil {
+					t.Fatal(err)
+				}
+				want = "Bearer login-access"
+			}
+			mu.Lock()
+			refused[revoked] = true
+			mu.Unlock()
+			if code := get(); code != http.StatusUnauthorized {
+				t.Fatalf("with the grant revoked: %d, want the refusal", code)
+			}
+			if code := get(); code != http.StatusOK {
+				t.Fatalf("after the refusal: %d", code)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if got := seen[len(seen)-1]; got != want {
+				t.Errorf("the request after the refusal carried %q, want %q (all: %q)", got, want, seen)
+			}
+		})
 	}
 }
