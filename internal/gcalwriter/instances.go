@@ -269,7 +269,8 @@ func (w *Writer) updateInstance(br *batchRun, bud *budget, op diff.Op, want *cal
 // find instances of that kind: the date form of an all-day instance is
 // undocumented, and Google may reject it or ignore it), then with a time
 // window around where the instance can be (its original start, and where
-// the override puts it: our exception after a lost database), paged.
+// the override puts it: our exception after a lost database), paged, and
+// last over a year either side (an instance a person moved far).
 func (w *Writer) findInstance(br *batchRun, bud *budget, seriesID string, op diff.Op) (*calendar.Event, error) {
 	orig := op.Event.Original
 	start := originalStart(orig)
@@ -309,8 +310,31 @@ func (w *Writer) findInstance(br *batchRun, bud *budget, seriesID string, op dif
 		}
 		return in, nil
 	}
+	// Not near its original start nor where the feed puts it: a person
+	// may have moved it far. A year either side holds any such move in
+	// one page for a daily series; past that it is reported missing.
+	lo, hi = orig.T.Add(-farMove).UTC(), orig.T.Add(farMove).UTC()
+	items, err = w.listInstances(br, bud, seriesID, farMovePages, func(c *calendar.EventsInstancesCall) *calendar.EventsInstancesCall {
+		return c.TimeMin(lo.Format(time.RFC3339)).TimeMax(hi.Format(time.RFC3339)).MaxResults(2500)
+	})
+	if err != nil {
+		if w.classOf(err).Class == calsyncd.ClassGone {
+			return nil, seriesGone(op, err)
+		}
+		return nil, err
+	}
+	if in := instanceAt(items, seriesID, orig); in != nil {
+		return in, nil
+	}
 	return nil, &noInstanceError{start: start}
 }
+
+// farMove and farMovePages bound the last lookup of an instance: moved by
+// a person up to a year from its original start, in at most 4 pages.
+const (
+	farMove      = 366 * 24 * time.Hour
+	farMovePages = 4
+)
 
 // listSeries lists the series' instances once for the batch when the batch
 // writes more than one exception of it that needs a lookup, over a window

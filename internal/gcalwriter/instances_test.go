@@ -448,3 +448,43 @@ func TestMisdirectedAnswerIsNotTakenAsDone(t *testing.T) {
 		}
 	})
 }
+
+// An instance a person moved far from its original start, which we hold no
+// mapping for, is still found by its original start (a listing of the whole
+// series, when the window around the original start misses it), under
+// every reading of instance ids and of originalStart's date form.
+func TestInstanceMovedFarByAPersonIsFound(t *testing.T) {
+	for _, mode := range []gcalfake.AllDayOriginalStart{gcalfake.OriginalStartHonoured, gcalfake.OriginalStartIgnored, gcalfake.OriginalStartRejected} {
+		for _, ids := range []gcalfake.InstanceIDs{gcalfake.InstanceIDsDerived, gcalfake.InstanceIDsOpaque} {
+			r := gcalfake.Readings{AllDayOriginalStart: mode, InstanceIDs: ids}
+			t.Run(r.String(), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					h := newHarness(t, gcalfake.Options{Readings: r})
+					w := h.writer("alice", gcalwriter.Options{})
+					p := newMem()
+					apply(t, w, p, plan(p, feedEvents(t, allDaySeries))...)
+					master := p.mapping(calsyncd.Key{UID: "bins@example.com"})
+					id := h.fake.InstanceID(cal, master.EventID, time.Date(2027, 2, 15, 0, 0, 0, 0, time.UTC))
+					// A person moves the 15 February bins to 10 March.
+					h.fake.Edit(cal, id, func(ev *calendar.Event) {
+						ev.Start = &calendar.EventDateTime{Date: "2027-03-10"}
+						ev.End = &calendar.EventDateTime{Date: "2027-03-11"}
+					})
+					// The feed then cancels that occurrence.
+					res := apply(t, w, p, plan(p, feedEvents(t, allDaySeries, allDayOverride("20270215", "20270215", "STATUS:CANCELLED")))...)
+					if res.Created != 1 || res.Failed != 0 || res.Err != nil {
+						t.Fatalf("result: %+v", res)
+					}
+					for _, o := range h.fake.Agenda(cal, time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2027, 4, 1, 0, 0, 0, 0, time.UTC)) {
+						if strings.Contains(o.String(), "2027-03-10") || strings.Contains(o.String(), "2027-02-15") {
+							t.Errorf("the cancelled occurrence still shows: %s", o)
+						}
+					}
+					if n := len(agendaOf(h.fake)); n != 6 {
+						t.Errorf("%d occurrences shown, want the other 6: %v", n, agendaOf(h.fake))
+					}
+				})
+			})
+		}
+	}
+}
