@@ -26,9 +26,10 @@ type SubscriptionState struct {
 	ETag         string
 	LastModified string
 	BodyHash     string
-	// RenderPolicy is the fingerprint of the render policy the validators
-	// were stored under: under another policy the feed is read in full,
-	// unchanged or not.
+	// RenderPolicy is the fingerprint of the render policy, and of how the
+	// feed is read (time zone, identity, window), that the validators were
+	// stored under: under another the feed is read in full, unchanged or
+	// not.
 	RenderPolicy string
 	// Filtered is how many of the feed's events the filters excluded the
 	// last time a run read the feed.

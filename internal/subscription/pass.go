@@ -38,6 +38,7 @@ package subscription
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"time"
@@ -324,7 +325,18 @@ func (r *Runner) fetch(ctx context.Context, p pass) pass {
 // needs the feed's events, and so do a changed render policy, a dry-run
 // and a move until it is complete.
 func (p pass) full() bool {
-	return p.reconcileDue || p.dryRun || p.policy.Fingerprint() != p.found.RenderPolicy || p.moving()
+	return p.reconcileDue || p.dryRun || p.fingerprint() != p.found.RenderPolicy || p.moving()
+}
+
+// fingerprint names everything besides the feed's bytes that decides what
+// the pass makes of them: the render policy, and how the feed is read (its
+// floating time zone, identity and window). The validators stand only for
+// the fingerprint they were kept with, so a change of any of these keys
+// reads the feed in full on the next run, not once the feed changes.
+func (p pass) fingerprint() string {
+	win := p.cfg.EffectiveWindow(p.sub)
+	return p.policy.Fingerprint() + fmt.Sprintf("read zone=%q identity=%q past=%d future=%d\n",
+		p.cfg.EffectiveTimeZone(p.sub), p.sub.Identity, win.Past.D(), win.Future.D())
 }
 
 // unchanged: the body is the one of the last complete run (for servers

@@ -371,3 +371,65 @@ func TestDryRunWritesNothingAndTheNextSyncDoesWhatItPrinted(t *testing.T) {
 		t.Errorf("after the sync the preview still plans %d writes: %+v", pv.Writes(), pv)
 	}
 }
+
+// TestChangingHowTheFeedIsReadRereadsAn304Feed: a subscription's time_zone
+// (for floating times) and window decide what its feed means as much as
+// the feed does, so a change of either reads the feed in full on the next
+// run, from a feed server that answers 304 Not Modified, and writes what
+// the change means; the run after it is not_modified again.
+func TestChangingHowTheFeedIsReadRereadsAn304Feed(t *testing.T) {
+	body := []byte("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//calsyncd//test//EN\r\n" +
+		"BEGIN:VEVENT\r\nUID:floating@example.com\r\nDTSTART:20261210T090000\r\nDTEND:20261210T100000\r\nSUMMARY:Floating\r\nEND:VEVENT\r\n" +
+		"BEGIN:VEVENT\r\nUID:old@example.com\r\nDTSTART:20260801T090000Z\r\nDTEND:20260801T100000Z\r\nSUMMARY:Old\r\nEND:VEVENT\r\n" +
+		"END:VCALENDAR\r\n")
+	h := newRenderHarness(t, "")
+	notModified := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("If-None-Match") == `"v1"` {
+			notModified++
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		w.Header().Set("ETag", `"v1"`)
+		w.Write(body)
+	}))
+	defer srv.Close()
+	sub := &h.cfg.Subscriptions[0]
+	sub.URL = srv.URL + "/feed.ics"
+	sub.TimeZone = "UTC"
+	sub.Window = &config.Window{Past: config.Duration(30 * 24 * time.Hour), Future: config.Duration(365 * 24 * time.Hour)}
+	if rep := h.sync(); rep.Run.Created != 1 {
+		t.Fatalf("first sync created %d, want the floating event only (%v)", rep.Run.Created, rep.Err)
+	}
+	if rep := h.sync(); rep.Run.Outcome != calsyncd.OutcomeNotModified {
+		t.Fatalf("unchanged feed: %s, want not_modified", rep.Run.Outcome)
+	}
+	startOf := func(summary string) string {
+		for _, ev := range h.fake.Events(testCalendar) {
+			if ev.Summary == summary && ev.Status != "cancelled" {
+				return ev.Start.DateTime
+			}
+		}
+		return ""
+	}
+	sub.TimeZone = "America/New_York"
+	if rep := h.sync(); rep.Run.Updated != 1 || rep.Run.Outcome == calsyncd.OutcomeNotModified {
+		t.Fatalf("after the time_zone change: %s, %d updated; want the floating event moved", rep.Run.Outcome, rep.Run.Updated)
+	}
+	if got, err := time.Parse(time.RFC3339, startOf("Floating")); err != nil || !got.Equal(time.Date(2026, 12, 10, 14, 0, 0, 0, time.UTC)) {
+		t.Errorf("the floating event starts %q, want 09:00 in New York", startOf("Floating"))
+	}
+	sub.Window.Past = config.Duration(180 * 24 * time.Hour)
+	if rep := h.sync(); rep.Run.Created != 1 {
+		t.Fatalf("after widening the window: %s, %d created; want the old event", rep.Run.Outcome, rep.Run.Created)
+	}
+	if startOf("Old") == "" {
+		t.Error("the event the wider window takes in is not in Google")
+	}
+	if rep := h.sync(); rep.Run.Outcome != calsyncd.OutcomeNotModified {
+		t.Fatalf("the sync after the changes: %s, want not_modified", rep.Run.Outcome)
+	}
+	if notModified != 2 {
+		t.Errorf("the feed answered 304 %d times, want 2 (each change fetched in full)", notModified)
+	}
+}

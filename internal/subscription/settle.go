@@ -83,7 +83,7 @@ func (p pass) nextState(e ending) calsyncd.SubscriptionState {
 	}
 	if e.keep && p.resp != nil {
 		st.ETag, st.LastModified, st.BodyHash = p.resp.ETag, p.resp.LastModified, p.resp.BodyHash
-		st.RenderPolicy = p.policy.Fingerprint()
+		st.RenderPolicy = p.fingerprint()
 	}
 	switch {
 	case e.outcome == calsyncd.OutcomeNotModified:
