@@ -98,8 +98,21 @@ func (w *Writer) settle(br *batchRun, op diff.Op, err error) {
 		// next run.
 		// A misdirected answer (another instance) is reported the same
 		// way: never taken as done.
+		// The first few are logged one by one (a holiday feed against a
+		// series Google lags on could otherwise log hundreds a run).
+		var nth int
 		br.update(func(r *calsyncd.WriteResult) { r.Failed++ })
-		w.log.Warn("no instance to write the exception to", "subscription", br.SubscriptionID, "event", op.Key.String(), "error", err.Error())
+		br.mu.Lock()
+		br.noInstances++
+		nth = br.noInstances
+		br.mu.Unlock()
+		switch {
+		case nth <= loggedRejections:
+			w.log.Warn("no instance to write the exception to", "subscription", br.SubscriptionID, "event", op.Key.String(), "error", err.Error())
+		case nth == loggedRejections+1:
+			w.log.Warn("more exceptions without an instance in this batch: not logged one by one (the run's failed count holds them)",
+				"subscription", br.SubscriptionID)
+		}
 	case fatal:
 		var e *Error
 		errors.As(err, &e)

@@ -137,6 +137,9 @@ type batchRun struct {
 	// exceptions being repaired (verifySeries).
 	offRule map[calsyncd.Key]offRuleHit
 	repairs map[calsyncd.Key]bool
+	// noInstances counts the exceptions that found no instance, for
+	// sampling their log lines.
+	noInstances int
 }
 
 // writtenSeries is a series written in this batch.
