@@ -108,8 +108,32 @@ func (vz *Definition) toUTC(wall time.Time) time.Time {
 }
 
 // matches reports whether loc keeps the same UTC offsets as the definition
-// over [from, to): at every transition of either, and mid-month throughout.
+// over [from, to): at every transition of either (a few seconds either
+// side: Windows writes midnight switches as 23:59:59), and mid-month
+// throughout.
 func (vz *Definition) matches(loc *time.Location, from, to time.Time) bool {
+	const slack = 3 * time.Second
+	return vz.sameOffsets(loc, from, to, slack)
+}
+
+// nearSlack is how far apart a definition's and an IANA zone's onsets may
+// be and still be the same switch: exporters write a night's switch at
+// 01:00, 02:00 or 03:00, or at 23:59:59 for midnight.
+const nearSlack = 6 * time.Hour
+
+// near reports whether loc keeps the definition's offsets over [from, to)
+// away from transition nights: mid-month throughout, and either side of
+// every onset of each, nearSlack away. Such a VTIMEZONE is the IANA zone
+// written with its switches at another hour (US Eastern switching at
+// 01:00 and 03:00), not another zone.
+func (vz *Definition) near(loc *time.Location, from, to time.Time) bool {
+	return vz.sameOffsets(loc, from, to, nearSlack)
+}
+
+// sameOffsets reports whether loc keeps the definition's offsets over
+// [from, to) mid-month throughout and slack either side of every
+// transition of each.
+func (vz *Definition) sameOffsets(loc *time.Location, from, to time.Time, slack time.Duration) bool {
 	vz.prepare(to)
 	same := func(t time.Time) bool {
 		_, off := t.In(loc).Zone()
@@ -126,9 +150,6 @@ func (vz *Definition) matches(loc *time.Location, from, to time.Time) bool {
 			return false
 		}
 	}
-	// Around each transition, a few seconds either side: Windows writes
-	// midnight switches as 23:59:59.
-	const slack = 3 * time.Second
 	i := sort.Search(len(vz.transitions), func(i int) bool { return !vz.transitions[i].at.Before(from) })
 	for ; i < len(vz.transitions) && vz.transitions[i].at.Before(to); i++ {
 		at := vz.transitions[i].at
@@ -142,52 +163,6 @@ func (vz *Definition) matches(loc *time.Location, from, to time.Time) bool {
 			break
 		}
 		if end.Before(to) && (!same(end.Add(slack)) || !same(end.Add(-slack))) {
-			return false
-		}
-		t = end
-	}
-	return true
-}
-
-// nearSlack is how far apart a definition's and an IANA zone's onsets may
-// be and still be the same switch: exporters write a night's switch at
-// 01:00, 02:00 or 03:00, or at 23:59:59 for midnight.
-const nearSlack = 6 * time.Hour
-
-// near reports whether loc keeps the definition's offsets over [from, to)
-// away from transition nights: mid-month throughout, and either side of
-// every onset of each, nearSlack away. Such a VTIMEZONE is the IANA zone
-// written with its switches at another hour (US Eastern switching at
-// 01:00 and 03:00), not another zone.
-func (vz *Definition) near(loc *time.Location, from, to time.Time) bool {
-	vz.prepare(to)
-	same := func(t time.Time) bool {
-		_, off := t.In(loc).Zone()
-		return off == vz.offsetAt(t)
-	}
-	for m := 1; m <= 12; m += 3 {
-		if !same(time.Date(from.Year(), time.Month(m), 15, 12, 0, 0, 0, time.UTC)) {
-			return false
-		}
-	}
-	for t := from; t.Before(to); t = t.AddDate(0, 1, 0) {
-		if !same(t) {
-			return false
-		}
-	}
-	i := sort.Search(len(vz.transitions), func(i int) bool { return !vz.transitions[i].at.Before(from) })
-	for ; i < len(vz.transitions) && vz.transitions[i].at.Before(to); i++ {
-		at := vz.transitions[i].at
-		if !same(at.Add(nearSlack)) || !same(at.Add(-nearSlack)) {
-			return false
-		}
-	}
-	for t := from; t.Before(to); {
-		_, end := t.In(loc).ZoneBounds()
-		if end.IsZero() || !end.After(t) {
-			break
-		}
-		if end.Before(to) && (!same(end.Add(nearSlack)) || !same(end.Add(-nearSlack))) {
 			return false
 		}
 		t = end
