@@ -56,11 +56,15 @@ func UnsupportedRecurrence(ev *feed.Event) string {
 //  2. by the id Google derives, "{seriesId}_{YYYYMMDD}" all-day or
 //     "{seriesId}_{YYYYMMDDTHHMMSSZ}" timed (the original start in UTC) —
 //     one request in the common case, see writeDerived;
-//  3. looked up: when the batch writes several exceptions of the series,
-//     one listing of its instances over a window that holds them all
-//     (listSeries, kept for the batch); else, or when that listing misses
-//     it, events.instances with originalStart, then with a time window
-//     around the original start, paged, each item checked (findInstance).
+//  3. looked up: where ids are known to be opaque and the batch writes
+//     several overrides that need a lookup, they are written last, after
+//     one listing of the calendar's instances over a window holding them
+//     all (listCalendar, in item 1's listing); when the batch writes
+//     several exceptions of the series, one listing of its instances over
+//     a window that holds them all (listSeries, kept for the batch); else,
+//     or when those listings miss it, events.instances with originalStart,
+//     then with a time window around the original start, paged, each item
+//     checked (findInstance).
 //
 // When nothing matches, the write ends with a noInstanceError (counted as
 // failed and logged, retried next run): no other instance is written.

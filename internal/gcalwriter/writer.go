@@ -137,6 +137,10 @@ type batchRun struct {
 	// exceptions being repaired (verifySeries).
 	offRule map[calsyncd.Key]offRuleHit
 	repairs map[calsyncd.Key]bool
+	// holding: overrides that need a lookup are held back (hold) for one
+	// listing of the calendar, written after the batch's other ops.
+	holding bool
+	held    []diff.Op
 	// noInstances counts the exceptions that found no instance, for
 	// sampling their log lines.
 	noInstances int
@@ -303,10 +307,28 @@ func (w *Writer) observePacing() {
 // decides how many requests really go at once). Ops for one UID stay in
 // plan order on one worker: a master is written before its overrides, and
 // overrides are deleted before their master.
+//
+// Where instance ids are opaque, overrides that need a lookup are held
+// back (holdable) and written last, after one listing of the calendar
+// finds their instances (listCalendar).
 func (w *Writer) writeAll(br *batchRun) {
-	groups := groupByUID(br.Ops)
-	work := make(chan []diff.Op)
 	progress := w.progress(br)
+	br.holding = lookups(br.Ops) >= 2
+	w.writeGroups(br, groupByUID(br.Ops), progress)
+	held := br.takeHeld()
+	if len(held) == 0 {
+		return
+	}
+	if br.stopErr() != nil {
+		br.leftOver(w.o.Observer, held)
+		return
+	}
+	w.listCalendar(br, held)
+	w.writeGroups(br, groupByUID(held), progress)
+}
+
+func (w *Writer) writeGroups(br *batchRun, groups [][]diff.Op, progress func()) {
+	work := make(chan []diff.Op)
 	var wg sync.WaitGroup
 	for range min(w.o.Concurrency, len(groups)) {
 		wg.Go(func() {
@@ -315,6 +337,10 @@ func (w *Writer) writeAll(br *batchRun) {
 					if br.stopErr() != nil {
 						br.leftOver(w.o.Observer, g[i:])
 						break
+					}
+					if w.holdable(br, op) {
+						br.hold(op)
+						continue
 					}
 					w.settle(br, op, w.apply(br, op))
 					progress()
