@@ -14,9 +14,11 @@ import (
 // mapped nor listed needs a lookup: one read per override, and a feed of
 // many series with one override each would cost two requests per
 // override. Instead, such overrides are held back until the batch's other
-// ops are written (their series are in Google then), and one paged
-// events.list with singleEvents over a window holding all of them lists
-// their instances at once (listCalendar). Each override then finds its
+// ops are written (their series are in Google then), and, when they are
+// of several series, one paged events.list with singleEvents over a
+// window holding all of them lists their instances at once
+// (listCalendar); those of a single series share a listing of its own
+// instances (listSeries). Each override then finds its
 // instance in that listing, matched by recurringEventId and original
 // start; one the listing misses is looked up as before.
 
@@ -109,7 +111,10 @@ func (w *Writer) listCalendar(br *batchRun, held []diff.Op) {
 			hi = b
 		}
 	}
-	if len(wanted) < 2 {
+	if len(wanted) < 2 || len(series) < 2 {
+		// The overrides of a single series share a listing of its own
+		// instances (listSeries): no other series' instances to page
+		// through.
 		return
 	}
 	pages := min((len(wanted)+1)/2, maxCalendarPages)

@@ -251,3 +251,31 @@ func TestOverrideMissingFromTheCalendarListingIsLookedUp(t *testing.T) {
 		}
 	}
 }
+
+// The overrides of a single series share one listing of its own instances,
+// not of the calendar's, where ids are opaque too.
+func TestOverridesOfOneSeriesShareItsListing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, gcalfake.Options{Readings: gcalfake.Readings{InstanceIDs: gcalfake.InstanceIDsOpaque}})
+		w := h.writer("alice", gcalwriter.Options{})
+		p := newMem()
+		first := []string{allDaySeries, allDayOverride("20270118", "20270118", "STATUS:CANCELLED")}
+		if res := apply(t, w, p, plan(p, feedEvents(t, first...))...); res.Failed+res.Rejected != 0 || res.Err != nil {
+			t.Fatalf("first batch: %+v", res)
+		}
+		all := append(first, allDayOverride("20270125", "20270126"), allDayOverride("20270201", "20270203"),
+			allDayOverride("20270208", "20270208", "STATUS:CANCELLED"))
+		before := len(h.recs["alice"].requests())
+		if res := apply(t, w, p, plan(p, feedEvents(t, all...))...); res.Created != 3 || res.Failed != 0 || res.Err != nil {
+			t.Fatalf("second batch: %+v", res)
+		}
+		if got := requestsOf(h.recs["alice"].requests()[before:]); fmt.Sprint(got) != "[instances PUT PUT PUT]" {
+			t.Errorf("3 overrides of one series cost %v, want [instances PUT PUT PUT]", got)
+		}
+		want := []string{`2027-01-04..2027-01-05 "Bins"`, `2027-01-26..2027-01-27 "Bins"`, `2027-02-03..2027-02-04 "Bins"`,
+			`2027-02-15..2027-02-16 "Bins"`, `2027-02-22..2027-02-23 "Bins"`}
+		if got := agendaOf(h.fake); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("agenda =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	})
+}
