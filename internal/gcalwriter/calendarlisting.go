@@ -88,7 +88,8 @@ func (br *batchRun) takeHeld() []diff.Op {
 // series id and original start. Nothing in it is trusted beyond that: an
 // item is kept only under the series its recurringEventId names, and only
 // for series the batch holds, so another's event in the window (or one a
-// loose filter lets through) is never matched, never written. Paging stops
+// loose filter lets through) is never matched, never written; cancelled
+// items are left to each override's own lookup. Paging stops
 // once every held override's instance is found. A failed listing only
 // costs the lookups it would have saved.
 func (w *Writer) listCalendar(br *batchRun, held []diff.Op) {
@@ -137,7 +138,11 @@ func (w *Writer) listCalendar(br *batchRun, held []diff.Op) {
 			break
 		}
 		for _, in := range page.Items {
-			if !series[in.RecurringEventId] {
+			if !series[in.RecurringEventId] || in.Status == "cancelled" {
+				// Not ours; or cancelled, which this listing may show
+				// of a series a person deleted too ("only single deleted
+				// instances are returned"): the override's own lookup
+				// asks the series.
 				continue
 			}
 			found[in.RecurringEventId] = append(found[in.RecurringEventId], in)

@@ -279,3 +279,60 @@ func TestOverridesOfOneSeriesShareItsListing(t *testing.T) {
 		}
 	})
 }
+
+// The calendar's listing may show instances of a series a person deleted
+// (cancelled, as "single deleted instances"): an override of that series
+// is never written there; its own lookup finds the series gone.
+func TestCancelledItemsOfTheCalendarListingAreNotWritten(t *testing.T) {
+	const n, deleted = 4, 2
+	m := manySeries{}
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, gcalfake.Options{Readings: gcalfake.Readings{InstanceIDs: gcalfake.InstanceIDsOpaque}})
+		w := h.writer("alice", gcalwriter.Options{})
+		p := newMem()
+		var vevents []string
+		for i := range n {
+			vevents = append(vevents, m.series(i))
+		}
+		first := append(vevents, m.override(0))
+		if res := apply(t, w, p, plan(p, feedEvents(t, first...))...); res.Failed+res.Rejected != 0 || res.Err != nil {
+			t.Fatalf("first batch: %+v", res)
+		}
+		gone := p.mapping(calsyncd.Key{UID: m.uid(deleted)}).EventID
+		h.fake.Delete(cal, gone)
+		const ghost = "ghostinstance"
+		h.recs["alice"].mu.Lock()
+		h.recs["alice"].answer = func(req *http.Request, resp *http.Response) *http.Response {
+			if req.Method != http.MethodGet || !strings.HasSuffix(req.URL.Path, "/events") || req.URL.Query().Get("singleEvents") != "true" {
+				return resp
+			}
+			var page calendar.Events
+			body, _ := io.ReadAll(resp.Body)
+			if json.Unmarshal(body, &page) == nil {
+				page.Items = append(page.Items, &calendar.Event{Id: ghost, Status: "cancelled", RecurringEventId: gone,
+					Etag: `"1"`, OriginalStartTime: &calendar.EventDateTime{DateTime: m.original(deleted).Format(time.RFC3339)},
+					Start: &calendar.EventDateTime{DateTime: m.original(deleted).Format(time.RFC3339)},
+					End:   &calendar.EventDateTime{DateTime: m.original(deleted).Add(30 * time.Minute).Format(time.RFC3339)}})
+				body, _ = json.Marshal(&page)
+			}
+			resp.Body = io.NopCloser(bytes.NewReader(body))
+			resp.ContentLength = int64(len(body))
+			return resp
+		}
+		h.recs["alice"].mu.Unlock()
+		all := first
+		for i := 1; i < n; i++ {
+			all = append(all, m.override(i))
+		}
+		before := len(h.recs["alice"].requests())
+		res := apply(t, w, p, plan(p, feedEvents(t, all...))...)
+		if res.Created != n-2 || res.Failed != 1 {
+			t.Errorf("second batch: %+v, want the deleted series' override failed and the others created", res)
+		}
+		for _, q := range h.recs["alice"].requests()[before:] {
+			if q.write() && strings.Contains(q.path, ghost) {
+				t.Errorf("wrote the listed instance of a deleted series: %s %s", q.method, q.path)
+			}
+		}
+	})
+}
