@@ -38,9 +38,17 @@ type SubscriptionState struct {
 	// (Retry-After on a 429 or 503).
 	FetchNotBefore time.Time
 	// GuardRuns counts consecutive runs whose deletes the mass-delete guard
-	// held; HeldDeletes is how many it held last time.
-	GuardRuns   int
-	HeldDeletes int
+	// held; HeldDeletes is how many it held last time. GuardHeld names the
+	// held deletes (a digest: a run asking for others starts the count
+	// again), GuardBase is how many events were mapped when the hold
+	// began (the held deletes are weighed against it, not against a count
+	// the hold's own creates inflated), and GuardByConfig says they follow
+	// a change of the configuration, which waiting never confirms.
+	GuardRuns     int
+	HeldDeletes   int
+	GuardHeld     string
+	GuardBase     int
+	GuardByConfig bool
 	// GuardPeak is the high-water mark of events mapped within the window
 	// over the guard's recent period, last reached at GuardPeakAt: the
 	// guard weighs a shrinking feed against it, not only against the last

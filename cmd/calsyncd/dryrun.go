@@ -93,6 +93,7 @@ type previewJSON struct {
 	HeldDeletes    int              `json:"held_deletes"`
 	Excluded       int              `json:"excluded"`
 	Held           []changeJSON     `json:"held"`
+	HeldWhy        string           `json:"held_why,omitempty"`
 	ExcludedEvents []changeJSON     `json:"excluded_events"`
 	Unchanged      int              `json:"unchanged"`
 	Rekeyed        int              `json:"rekeyed"`
@@ -139,7 +140,7 @@ func toPreviewJSON(pv subscription.Preview) previewJSON {
 		return out
 	}
 	j := previewJSON{ID: pv.Subscription, Create: changes(pv.Creates, false), Update: changes(pv.Updates, true),
-		Delete: changes(pv.Deletes, false), HeldDeletes: len(pv.Held), Excluded: len(pv.Excluded), Held: changes(pv.Held, false),
+		Delete: changes(pv.Deletes, false), HeldDeletes: len(pv.Held), Excluded: len(pv.Excluded), Held: changes(pv.Held, false), HeldWhy: pv.HeldWhy,
 		ExcludedEvents: changes(pv.Excluded, false), Unchanged: pv.Unchanged, Rekeyed: pv.Rekeyed, Warnings: len(pv.Warnings)}
 	if r := pv.Reconcile; r != nil {
 		j.Reconcile = &reconcileJSON{Adopted: r.Adopted, Restoring: r.Restoring, Duplicates: r.Duplicates, Repairing: r.Repairing}
@@ -200,6 +201,9 @@ func writePreviewText(w io.Writer, previews []subscription.Preview) error {
 		}
 		fmt.Fprintf(w, "%s: %d to create, %d to update, %d to delete, %d held by the mass-delete guard, %d excluded by filters, %d unchanged\n",
 			pv.Subscription, len(pv.Creates), len(pv.Updates), len(pv.Deletes), len(pv.Held), len(pv.Excluded), pv.Unchanged)
+		if pv.HeldWhy != "" {
+			fmt.Fprintf(w, "  held: %s\n", printable.String(pv.HeldWhy))
+		}
 		if r := pv.Reconcile; r != nil && r.Adopted+r.Restoring+r.Duplicates+r.Repairing > 0 {
 			fmt.Fprintf(w, "  reconcile: %d of our events in Google to adopt, %d to restore, %d duplicates to delete, %d edited by hand to write back\n",
 				r.Adopted, r.Restoring, r.Duplicates, r.Repairing)

@@ -1,7 +1,10 @@
 package diff
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"slices"
 	"time"
 
 	calsyncd "github.com/calsyncd/calsyncd"
@@ -78,8 +81,23 @@ type GuardInput struct {
 	FeedEvents, Expanded int
 	ExpansionCut         bool
 	Limits               Limits
-	// Runs is how many runs in a row the guard held deletes before this one.
-	Runs int
+	// Runs is how many runs in a row the guard held these same deletes
+	// before this one (Held names them); Base is how many mappings there
+	// were when the hold began. While deletes are held the guard weighs
+	// them against Base, not against a count the held run's own creates
+	// inflated: a feed replaced whole (every UID new) is held until it is
+	// confirmed, not let through on its second run.
+	Runs, Base int
+	Held       string
+	// ByConfig: the deletes follow a change of the subscription's
+	// configuration (a filter, the window, the time zone) rather than of
+	// the feed: waiting never confirms them, only the operator does.
+	ByConfig bool
+	// Adopted says whether a mapping was adopted in this run (found in
+	// Google by reconcile, never written or mapped by this database). A
+	// run never deletes what it adopted: those deletes are held until the
+	// operator allows them, whatever the counts.
+	Adopted func(calsyncd.Key) bool
 	// Allow releases held deletes (the operator's --allow-deletes).
 	Allow  bool
 	Policy DeletePolicy
@@ -94,38 +112,107 @@ type Verdict struct {
 	// ByPeak: it is suspicious against the high-water mark only (the last
 	// run alone would have let it through).
 	ByPeak bool
-	// Runs is the new count of runs in a row whose deletes were held.
-	Runs int
+	// ByConfig: the held deletes follow a change of the configuration
+	// and wait for the operator (GuardInput.ByConfig).
+	ByConfig bool
+	// Runs is the new count of runs in a row that held these deletes;
+	// Base the mappings the hold began with, and Digest names the held
+	// deletes (the next run's GuardInput.Held).
+	Runs, Base int
+	Digest     string
 	// Held deletes were taken out of the plan; Released were let through
-	// although suspicious (confirmed over Runs, or allowed by the operator).
-	Held, Released int
-	Allowed        bool
+	// although suspicious (confirmed over Runs, or allowed by the
+	// operator). Adopted of the held are events this run adopted.
+	Held, Released, Adopted int
+	Allowed                 bool
 }
 
 // Guard is every limit a plan must pass before anything is written, and
 // returns the plan it lets through: a feed over its cost limits writes
 // nothing; deletes that look like a broken feed rather than a change are
 // held.
+//
+// A plan is suspicious when it deletes more than MinDeletes and more than
+// MaxFraction of what was mapped (of what was mapped when the hold began,
+// while one lasts), when the feed is empty while events are mapped, or
+// when the feed has lost more than MinDeletes and more than MaxFraction of
+// its high-water mark, however little it lost in this run. Suspicious
+// deletes are held until the same deletes were asked for ConfirmRuns runs
+// in a row: deletes first seen in a later run start the count again, so a
+// release never takes along losses that were never held. Deletes that
+// follow a change of the configuration, or of events adopted in this run,
+// are never released by waiting.
 func Guard(p Plan, in GuardInput) (Plan, Verdict) {
 	if err := in.Limits.check(in.FeedEvents, in.Expanded, in.ExpansionCut); err != nil {
 		return Plan{Unchanged: p.Unchanged, StillRejected: p.StillRejected}, Verdict{Refused: err}
 	}
-	g := in.Policy
-	n := len(p.Deletes)
-	many := n > g.MinDeletes
-	suspicious := in.Mapped > 0 && (in.Events == 0 || many && float64(n) > g.MaxFraction*float64(in.Mapped))
-	byPeak := !suspicious && in.Peak > 0 && many && float64(in.Peak-in.Events) > g.MaxFraction*float64(in.Peak)
-	if !suspicious && !byPeak {
-		return p, Verdict{}
+	var adopted []Op
+	if in.Adopted != nil {
+		kept := p.Deletes[:0:0]
+		for _, op := range p.Deletes {
+			if !op.Forget && in.Adopted(op.Key) {
+				adopted = append(adopted, op)
+			} else {
+				kept = append(kept, op)
+			}
+		}
+		p.Deletes = kept
 	}
-	v := Verdict{Suspicious: true, ByPeak: byPeak, Runs: in.Runs + 1, Allowed: in.Allow}
-	if in.Allow || v.Runs >= g.ConfirmRuns {
-		v.Runs, v.Released = 0, n
+	v := weigh(p.Deletes, in)
+	if in.Allow {
+		if v.Suspicious || len(adopted) > 0 {
+			p.Deletes = append(p.Deletes, adopted...)
+			v = Verdict{Suspicious: v.Suspicious, ByPeak: v.ByPeak, Released: len(p.Deletes), Allowed: true}
+		}
 		return p, v
 	}
-	v.Held = n
-	p.Deletes = nil
+	if v.Held > 0 {
+		p.Deletes = nil
+	}
+	v.Adopted, v.Held = len(adopted), v.Held+len(adopted)
 	return p, v
+}
+
+// weigh is the guard's verdict on a plan's deletes.
+func weigh(deletes []Op, in GuardInput) Verdict {
+	g, n := in.Policy, len(deletes)
+	if n == 0 {
+		return Verdict{}
+	}
+	base := in.Mapped
+	if in.Runs > 0 && in.Base > 0 {
+		base = in.Base
+	}
+	frac := func(k, of int) bool { return k > g.MinDeletes && float64(k) > g.MaxFraction*float64(of) }
+	suspicious := base > 0 && (in.Events == 0 || frac(n, base))
+	byPeak := !suspicious && in.Peak > 0 && frac(in.Peak-in.Events, in.Peak)
+	if !suspicious && !byPeak {
+		return Verdict{}
+	}
+	v := Verdict{Suspicious: true, ByPeak: byPeak, ByConfig: in.ByConfig, Runs: 1, Base: base, Digest: Digest(deletes)}
+	if in.Runs > 0 && in.Held == v.Digest {
+		v.Runs = in.Runs + 1
+	}
+	if !in.ByConfig && v.Runs >= g.ConfirmRuns {
+		return Verdict{Suspicious: true, ByPeak: byPeak, Released: n}
+	}
+	v.Held = n
+	return v
+}
+
+// Digest names a set of deletes, whatever their order.
+func Digest(deletes []Op) string {
+	keys := make([]string, len(deletes))
+	for i, op := range deletes {
+		keys[i] = op.Key.String()
+	}
+	slices.Sort(keys)
+	h := sha256.New()
+	for _, k := range keys {
+		h.Write([]byte(k))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:12])
 }
 
 // Follow applies the verdict to another plan of the same run (the series

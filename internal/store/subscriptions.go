@@ -13,7 +13,8 @@ import (
 
 const subscriptionColumns = `id, calendar, account, state, consecutive_errors, last_error_class, last_error,
 	etag, last_modified, body_hash, render_policy, filtered, fetch_not_before, guard_runs, held_deletes, last_reconcile_at,
-	next_run_at, notes, created_at, updated_at, guard_peak, guard_peak_at, vacating, feed_throttled_since`
+	next_run_at, notes, created_at, updated_at, guard_peak, guard_peak_at, vacating, feed_throttled_since,
+	guard_held, guard_base, guard_by_config`
 
 // EnsureSubscription creates the subscription's row if it is new and
 // returns its state. An existing row keeps the calendar and account its
@@ -98,12 +99,14 @@ func (s *Store) SaveSubscription(ctx context.Context, st calsyncd.SubscriptionSt
 	res, err := s.exec(ctx, `UPDATE subscriptions SET calendar = ?, account = ?, state = ?, consecutive_errors = ?,
 		last_error_class = ?, last_error = ?, etag = ?, last_modified = ?, body_hash = ?, render_policy = ?, filtered = ?, fetch_not_before = ?,
 		guard_runs = ?, held_deletes = ?, last_reconcile_at = ?, notes = ?, updated_at = ?,
-		guard_peak = ?, guard_peak_at = ?, vacating = ?, feed_throttled_since = ?
+		guard_peak = ?, guard_peak_at = ?, vacating = ?, feed_throttled_since = ?,
+		guard_held = ?, guard_base = ?, guard_by_config = ?
 		WHERE id = ?`,
 		st.Calendar, st.Account, string(st.State), st.ConsecutiveErrors, string(st.LastErrorClass), st.LastError,
 		st.ETag, st.LastModified, st.BodyHash, st.RenderPolicy, st.Filtered, ms(st.FetchNotBefore), st.GuardRuns, st.HeldDeletes,
 		ms(st.LastReconcileAt), notes, ms(s.Now()),
-		st.GuardPeak, ms(st.GuardPeakAt), vacating, ms(st.FeedThrottledSince), st.ID)
+		st.GuardPeak, ms(st.GuardPeakAt), vacating, ms(st.FeedThrottledSince),
+		st.GuardHeld, st.GuardBase, boolInt(st.GuardByConfig), st.ID)
 	if err != nil {
 		return fmt.Errorf("store: save subscription %s: %w", st.ID, err)
 	}
@@ -131,16 +134,18 @@ func scanSubscription(r scanner) (calsyncd.SubscriptionState, error) {
 	var (
 		st                                            calsyncd.SubscriptionState
 		fetchNB, reconcile, nextRun, created, updated int64
-		peakAt, throttled                             int64
+		peakAt, throttled, byConfig                   int64
 		notes, vacating                               string
 	)
 	err := r.Scan(&st.ID, &st.Calendar, &st.Account, &st.State, &st.ConsecutiveErrors, &st.LastErrorClass,
 		&st.LastError, &st.ETag, &st.LastModified, &st.BodyHash, &st.RenderPolicy, &st.Filtered, &fetchNB, &st.GuardRuns, &st.HeldDeletes,
-		&reconcile, &nextRun, &notes, &created, &updated, &st.GuardPeak, &peakAt, &vacating, &throttled)
+		&reconcile, &nextRun, &notes, &created, &updated, &st.GuardPeak, &peakAt, &vacating, &throttled,
+		&st.GuardHeld, &st.GuardBase, &byConfig)
 	if err != nil {
 		return st, err
 	}
 	st.GuardPeakAt = fromMS(peakAt)
+	st.GuardByConfig = byConfig != 0
 	st.FeedThrottledSince = fromMS(throttled)
 	if vacating != "" {
 		_ = json.Unmarshal([]byte(vacating), &st.Vacating)
@@ -154,4 +159,11 @@ func scanSubscription(r scanner) (calsyncd.SubscriptionState, error) {
 		_ = json.Unmarshal([]byte(notes), &st.Notes)
 	}
 	return st, nil
+}
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }

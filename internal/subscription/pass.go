@@ -134,6 +134,9 @@ type ending struct {
 type repaired struct {
 	at                                    time.Time
 	adopted, refreshed, duplicates, swept int
+	// adoptedKeys are the keys of the mappings adopted: the run deletes
+	// none of them (diff.GuardInput.Adopted).
+	adoptedKeys map[calsyncd.Key]bool
 	// skipped is why Google could not be listed (the sync goes on).
 	skipped error
 	// owned is the listing, for the first plan's drift check; drifted the
@@ -425,7 +428,10 @@ func (r *Runner) reconcile(ctx context.Context, p pass) pass {
 	}
 	repair := diff.Reconcile(p.sub.ID, p.known.mappings, owned)
 	p.repaired = &repaired{at: r.now(), adopted: len(repair.Adopt), refreshed: len(repair.Refresh), duplicates: len(repair.Duplicates),
-		owned: owned, drifted: map[calsyncd.Key]bool{}}
+		owned: owned, drifted: map[calsyncd.Key]bool{}, adoptedKeys: make(map[calsyncd.Key]bool, len(repair.Adopt))}
+	for _, m := range repair.Adopt {
+		p.repaired.adoptedKeys[m.Key] = true
+	}
 	found := append(repair.Adopt, repair.Refresh...)
 	if !p.dryRun {
 		changes := make([]calsyncd.Change, len(found))
@@ -544,7 +550,8 @@ func guard(p pass) pass {
 		p.plan, p.verdict = diff.Guard(p.plan, diff.GuardInput{Events: len(p.shaped.Events), Mapped: p.mapped, Peak: p.peak,
 			FeedEvents: len(p.cal.Events), Expanded: p.shaped.ExpandedOccurrences(), ExpansionCut: p.shaped.ExpansionCut,
 			Limits: diff.Limits{MaxEvents: lim.MaxEvents, MaxExpanded: lim.MaxInstancesExpanded},
-			Runs:   p.found.GuardRuns, Allow: p.opts.AllowDeletes,
+			Runs:   p.found.GuardRuns, Base: p.found.GuardBase, Held: p.found.GuardHeld, ByConfig: p.byConfig(),
+			Adopted: p.adopted, Allow: p.opts.AllowDeletes,
 			Policy: diff.DeletePolicy{MinDeletes: g.MinDeletes, MaxFraction: g.MaxFraction, ConfirmRuns: g.ConfirmRuns}})
 		p.planned.Unchanged = p.plan.Unchanged
 		if err := p.verdict.Refused; err != nil {
@@ -564,11 +571,70 @@ func guard(p pass) pass {
 	return p
 }
 
+// byConfig: the run's deletes follow a change of the configuration
+// rather than of the feed: some are of events the filters exclude, or the
+// fingerprint (filters, presentation, time zone, window, identity)
+// differs from the last complete run's, or a hold that began so goes on.
+// Waiting never confirms such deletes (diff.GuardInput.ByConfig).
+func (p pass) byConfig() bool {
+	changed := p.found.RenderPolicy != "" && p.fingerprint() != p.found.RenderPolicy
+	return p.filtered > 0 || changed || (p.found.GuardRuns > 0 && p.found.GuardByConfig)
+}
+
+// adopted: the run adopted the key's event (reconcile found it in Google,
+// this database never mapped it).
+func (p pass) adopted(k calsyncd.Key) bool {
+	return p.repaired != nil && p.repaired.adoptedKeys[k]
+}
+
+// heldAdopted are the deletes the guard held because the run adopted
+// their events.
+func (p pass) heldAdopted() []calsyncd.Key {
+	if p.verdict.Adopted == 0 {
+		return nil
+	}
+	var keys []calsyncd.Key
+	for _, op := range p.unguarded {
+		if !op.Forget && p.adopted(op.Key) {
+			keys = append(keys, op.Key)
+		}
+	}
+	return keys
+}
+
+// forgetAdopted lets go of the mappings of adopted events the feed no
+// longer has: they were found in Google, never written by this database
+// (a lost database, or an installation whose events look like ours), so
+// the run leaves them where they are rather than keep them as ours to
+// delete on a later run. Each reconcile finds them again and says so;
+// --allow-deletes deletes them.
+func (r *Runner) forgetAdopted(ctx context.Context, p pass) (pass, error) {
+	keys := p.heldAdopted()
+	if len(keys) == 0 {
+		return p, nil
+	}
+	changes := make([]calsyncd.Change, len(keys))
+	for i, k := range keys {
+		changes[i] = calsyncd.MappingDeleted(k)
+	}
+	if err := r.Store.Record(context.WithoutCancel(ctx), p.sub.ID, changes...); err != nil {
+		return p, err
+	}
+	p.known = p.known.drop(keys...)
+	return p, nil
+}
+
 // apply writes the plan: first the mappings that only move to a new key
 // (no write), then the paced writes, each persisted the moment Google
 // accepts it. When Google refused a series the pass goes round again; after
 // the last round, what Google no longer holds is forgotten.
 func (r *Runner) apply(ctx context.Context, p pass) pass {
+	var err error
+	if p.round == 1 {
+		if p, err = r.forgetAdopted(ctx, p); err != nil {
+			return p.stop(calsyncd.OutcomeFailed, err)
+		}
+	}
 	if err := r.rekey(ctx, p.sub.ID, p.plan.Rekeys); err != nil {
 		return p.stop(calsyncd.OutcomeFailed, err)
 	}

@@ -19,6 +19,9 @@ type Preview struct {
 	// Creates, Updates and Deletes are the writes the sync would make;
 	// Held the deletes the mass-delete guard would hold back instead.
 	Creates, Updates, Deletes, Held []Change
+	// HeldWhy says why the guard holds them and what releases them ("":
+	// none held).
+	HeldWhy string
 	// Excluded are the feed's events the filters leave out (a series
 	// counts once; an override an exclude cancels counts too).
 	Excluded []Change
@@ -66,6 +69,9 @@ const (
 	ReasonFiltered = "excluded by a filter"
 	ReasonLeft     = "no longer in the feed"
 	ReasonRevert   = "its override left the feed: written back to its series"
+	// ReasonAdopted is a held delete of an event this run found in
+	// Google without ever having written it.
+	ReasonAdopted = "found in Google, never written by this database: only --allow-deletes deletes it"
 )
 
 // StateLookup is a Store that can read a subscription's state without
@@ -141,9 +147,17 @@ func (p pass) preview() Preview {
 		pv.Deletes = append(pv.Deletes, deletedChange(op, excluded))
 	}
 	if p.verdict.Held > 0 {
+		through := make(map[calsyncd.Key]bool, len(p.plan.Deletes))
+		for _, op := range p.plan.Deletes {
+			through[op.Key] = true
+		}
 		for _, op := range p.unguarded {
-			if !op.Forget {
-				pv.Held = append(pv.Held, deletedChange(op, excluded))
+			if !op.Forget && !through[op.Key] {
+				c := deletedChange(op, excluded)
+				if p.adopted(op.Key) {
+					c.Reason = ReasonAdopted
+				}
+				pv.Held = append(pv.Held, c)
 			}
 		}
 	}
@@ -152,6 +166,7 @@ func (p pass) preview() Preview {
 		pv.Excluded = append(pv.Excluded, Change{Key: ev.Key(), Summary: ev.Summary, Start: ev.Start, Reason: ReasonFiltered})
 	}
 	pv.Unchanged, pv.Rekeyed = p.plan.Unchanged, len(p.plan.Rekeys)
+	pv.HeldWhy = p.heldWhy()
 	for _, cs := range [][]Change{pv.Creates, pv.Updates, pv.Deletes, pv.Held, pv.Excluded} {
 		sortChanges(cs)
 	}

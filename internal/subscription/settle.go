@@ -89,9 +89,10 @@ func (p pass) nextState(e ending) calsyncd.SubscriptionState {
 	case e.outcome == calsyncd.OutcomeNotModified:
 		// The feed is the version of the last complete run: any mass
 		// delete the guard was counting is off.
-		st.GuardRuns, st.HeldDeletes = 0, 0
+		st.GuardRuns, st.HeldDeletes, st.GuardHeld, st.GuardBase, st.GuardByConfig = 0, 0, "", 0, false
 	case p.round > 0 && p.verdict.Refused == nil:
-		st.GuardRuns, st.HeldDeletes = p.verdict.Runs, p.verdict.Held
+		v := p.verdict
+		st.GuardRuns, st.HeldDeletes, st.GuardHeld, st.GuardBase, st.GuardByConfig = v.Runs, v.Held, v.Digest, v.Base, v.ByConfig
 	}
 	if p.round > 0 {
 		st.GuardPeak, st.GuardPeakAt = p.peak, p.peakAt
@@ -122,6 +123,29 @@ func (p pass) nextState(e ending) calsyncd.SubscriptionState {
 		}
 	}
 	return st
+}
+
+// heldWhy says why the guard held the run's deletes and what releases
+// them ("": none held).
+func (p pass) heldWhy() string {
+	v := p.verdict
+	if v.Held == 0 {
+		return ""
+	}
+	var why []string
+	if n := v.Held - v.Adopted; n > 0 {
+		switch {
+		case v.ByConfig:
+			why = append(why, fmt.Sprintf("%d follow a change of the configuration (filters, window, time zone or presentation), which waiting never confirms: run `calsyncd sync --allow-deletes %s` if the change is meant", n, p.sub.ID))
+		default:
+			why = append(why, fmt.Sprintf("%d look like a broken feed rather than a change: they are deleted once %d runs in a row ask for the same deletes (this run is %d), or at once with `calsyncd sync --allow-deletes %s`",
+				n, p.cfg.Sync.DeleteGuard.ConfirmRuns, v.Runs, p.sub.ID))
+		}
+	}
+	if v.Adopted > 0 {
+		why = append(why, fmt.Sprintf("%d are events found in Google that this database never wrote (a lost database, or another installation writing the calendar) and the feed no longer has: they are left alone; `calsyncd sync --reconcile --allow-deletes %s` deletes them", v.Adopted, p.sub.ID))
+	}
+	return strings.Join(why, "; ")
 }
 
 // unstable: the feed mints new UIDs on every fetch, and the subscription
@@ -237,7 +261,7 @@ func (p pass) findings(rep Report, e ending) (bool, []any) {
 			"held_by_filters", min(p.filtered, v.Held), "hint", p.filterHeldNote())
 	} else if v.Held > 0 {
 		add(true, "guard_runs", v.Runs, "releases_after", p.cfg.Sync.DeleteGuard.ConfirmRuns, "mapped", p.mapped,
-			"hint", "run `calsyncd sync --allow-deletes "+p.sub.ID+"` if the feed really lost these events")
+			"held_by_config", v.ByConfig, "held_adopted", v.Adopted, "hint", p.heldWhy())
 		if v.ByPeak {
 			add(true, "held_against_peak", p.peak, "peak_since", p.peakAt.Format(time.RFC3339),
 				"reason", "the feed shrank, step by step, far below the most it held over sync.delete_guard.period")
