@@ -59,6 +59,9 @@ type Server struct {
 	seed      uint64
 	rng       *rand.Rand
 	calendars map[string]*calendarState
+	// primary is each user's primary calendar, the one the id "primary"
+	// names for them ("": every user without one of their own).
+	primary map[string]string
 	etagSeq   int64
 	stats     Stats
 	inFlight  int
@@ -188,7 +191,7 @@ func (s *Server) handle(op string, h handlerFunc) http.HandlerFunc {
 			apiErr = s.admitLocked(op, userOf(r), r.PathValue("cal"))
 		}
 		if apiErr == nil {
-			if cal, ok := s.calendars[r.PathValue("cal")]; !ok {
+			if cal, ok := s.calendars[s.calendarIDLocked(userOf(r), r.PathValue("cal"))]; !ok {
 				apiErr = errNotFound()
 			} else if apiErr = s.permitLocked(op, userOf(r), cal.id); apiErr == nil {
 				body, apiErr = h(r, cal)
@@ -238,6 +241,33 @@ func (s *Server) AddCalendar(id, timeZone string) {
 		timeZone = "UTC"
 	}
 	s.calendars[id] = &calendarState{id: id, summary: id, timeZone: timeZone, events: map[string]*stored{}, opaque: map[string]opaqueRef{}}
+}
+
+// SetPrimary makes calendarID (added with AddCalendar) user's primary
+// calendar: the id "primary" names it in every request of the user, and
+// calendars.get("primary") answers its own id, as Google answers the
+// account's address. An empty user sets it for every user without one.
+func (s *Server) SetPrimary(user, calendarID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.primary == nil {
+		s.primary = map[string]string{}
+	}
+	s.primary[user] = calendarID
+}
+
+// calendarIDLocked is the calendar a request's id names for user.
+func (s *Server) calendarIDLocked(user, id string) string {
+	if id != "primary" {
+		return id
+	}
+	if c, ok := s.primary[user]; ok {
+		return c
+	}
+	if c, ok := s.primary[""]; ok {
+		return c
+	}
+	return id
 }
 
 // Stats returns a copy of the request counters.

@@ -2,6 +2,7 @@ package gcalwriter
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	calsyncd "github.com/calsyncd/calsyncd"
@@ -140,4 +141,45 @@ func forSubscription(err error, subscriptionID string) error {
 	c := *e
 	c.Subscription = subscriptionID
 	return &c
+}
+
+// CalendarID is the id Google gives the calendar calendarID names for
+// this account: "primary" and the account's address are one calendar, and
+// only Google knows which ids are aliases. The answer is kept for the
+// writer's life (a calendar's id never changes). "" is Google's answer
+// that the account has no such calendar (404); an error is a refusal of
+// the credentials or no answer at all (rate-limited, stopped): then
+// nothing is known.
+func (w *Writer) CalendarID(ctx context.Context, calendarID string) (string, error) {
+	w.checkMu.Lock()
+	id, ok := w.calendarIDs[calendarID]
+	w.checkMu.Unlock()
+	if ok {
+		return id, nil
+	}
+	br := &batchRun{Batch: diff.Batch{CalendarID: calendarID}, ctx: ctx, prio: Incremental}
+	br.gate, br.cancel = context.WithCancelCause(ctx)
+	defer br.cancel(nil)
+	err := w.call(br, &budget{}, read, func(ctx context.Context) error {
+		cal, err := w.svc.Calendars.Get(calendarID).Context(ctx).Do(w.callOpts...)
+		if err == nil {
+			if id = cal.Id; id == "" {
+				return fmt.Errorf("gcalwriter: calendars.get(%q) answered no id", calendarID)
+			}
+		}
+		return err
+	})
+	if err != nil {
+		if c := w.classOf(err); c.Class == calsyncd.ClassGone {
+			return "", nil
+		}
+		return "", fmt.Errorf("gcalwriter: the id of calendar %q: %w", calendarID, err)
+	}
+	w.checkMu.Lock()
+	defer w.checkMu.Unlock()
+	if w.calendarIDs == nil {
+		w.calendarIDs = map[string]string{}
+	}
+	w.calendarIDs[calendarID] = id
+	return id, nil
 }

@@ -70,6 +70,9 @@ type Writer struct {
 	// checkMu guards check, the account's last CheckAccount.
 	checkMu sync.Mutex
 	check   *accountCheck
+	// calendarIDs are the ids Google gave the calendar ids asked about
+	// (CalendarID), under checkMu.
+	calendarIDs map[string]string
 
 	// ids is what the Writer learnt of how Google names and finds the
 	// instances of series.

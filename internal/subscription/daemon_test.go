@@ -69,6 +69,7 @@ func (okWriter) Apply(ctx context.Context, b diff.Batch, p calsyncd.Persister) c
 func (okWriter) ListOwned(context.Context, string, string) ([]diff.Owned, error) { return nil, nil }
 func (okWriter) Unsupported(*feed.Event) string                                  { return "" }
 func (okWriter) CheckAccount(context.Context, string, string) (bool, error)      { return true, nil }
+func (okWriter) CalendarID(_ context.Context, id string) (string, error)         { return id, nil }
 
 func newDaemon(t *testing.T, subs ...config.Subscription) (*subscription.Daemon, *memFetcher, *store.Store) {
 	t.Helper()

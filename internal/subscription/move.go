@@ -45,15 +45,53 @@ func (p pass) moving() bool { return p.movedFrom != nil || len(p.found.Vacating)
 // run plans against none, reads the feed without validators and
 // reconciles, which adopts whatever the new calendar already holds of ours
 // (the same calendar seen by another account, or a move back).
-func move(p pass) pass {
+//
+// Calendars are compared as Google names them, not as the configuration
+// spells them: "primary" and the account's address are one calendar, and
+// a subscription whose calendar: changed from one to the other has not
+// moved (its events are where they were; vacating that calendar would
+// empty it). When Google cannot say (rate-limited, no answer), the pass
+// is deferred: nothing is moved on a guess.
+func (r *Runner) move(ctx context.Context, p pass) pass {
 	was := calsyncd.Location{Calendar: p.found.Calendar, Account: p.found.Account}
 	if was.Calendar == "" || was == p.here() {
+		return p
+	}
+	same, err := r.sameCalendar(ctx, p, was)
+	switch {
+	case err != nil:
+		return p.stop(calsyncd.OutcomeDeferred, err)
+	case same:
+		p.renamed = true
 		return p
 	}
 	p.movedFrom = &was
 	p.known.mappings = nil
 	p.firstSync, p.reconcileDue = true, true
 	return p
+}
+
+// sameCalendar: the calendar at loc, as its account sees it, is the one
+// the subscription is configured to write, as its account sees it. A
+// calendar Google says is not there (or an account no longer configured)
+// is another calendar; no answer is an error.
+func (r *Runner) sameCalendar(ctx context.Context, p pass, loc calsyncd.Location) (bool, error) {
+	if loc.Calendar == p.sub.Calendar && loc.Account == p.sub.AccountName() {
+		return true, nil
+	}
+	here, err := p.writer.CalendarID(ctx, p.sub.Calendar)
+	if err != nil {
+		return false, fmt.Errorf("subscription: cannot tell whether calendar %s is the one the events are in: %w", p.sub.Calendar, err)
+	}
+	w, err := r.Writer(loc.Account)
+	if err != nil {
+		return false, nil
+	}
+	there, err := w.CalendarID(ctx, loc.Calendar)
+	if err != nil {
+		return false, fmt.Errorf("subscription: cannot tell whether calendar %s is the one the events are in: %w", loc.Calendar, err)
+	}
+	return here != "" && here == there, nil
 }
 
 // letGo forgets the old calendar's mappings before the new calendar's are
@@ -121,6 +159,12 @@ func (r *Runner) vacate(ctx context.Context, p pass) pass {
 // there (our marks, verified) by the account that wrote them.
 func (r *Runner) vacateOne(ctx context.Context, p pass, loc calsyncd.Location) vacatedCalendar {
 	v := vacatedCalendar{at: loc}
+	// Never vacate the calendar being written to, under whatever id it
+	// was left behind.
+	if same, err := r.sameCalendar(ctx, p, loc); err != nil || same {
+		v.err = err
+		return v
+	}
 	w, err := r.Writer(loc.Account)
 	if err != nil {
 		v.err = err
@@ -155,7 +199,7 @@ const movedNotePrefix = "Moved from calendar"
 // moveState folds the move into the subscription's next state: where its
 // events are now, the calendars still to vacate, and a note for each.
 func (p pass) moveState(st calsyncd.SubscriptionState) calsyncd.SubscriptionState {
-	if p.moveApplied {
+	if p.moveApplied || p.renamed {
 		here := p.here()
 		st.Calendar, st.Account = here.Calendar, here.Account
 	}

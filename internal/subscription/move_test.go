@@ -156,8 +156,10 @@ func TestChangedAccountOnTheSameCalendar(t *testing.T) {
 
 	h.cfg.Subscriptions[0].Account = "work"
 	before := h.writes()
+	// The same calendar, as both accounts see it: no move, nothing to
+	// write, the feed unchanged.
 	rep := h.sync()
-	if rep.Run.Outcome != calsyncd.OutcomeOK || owned(h, testCalendar) != 15 {
+	if (rep.Run.Outcome != calsyncd.OutcomeOK && rep.Run.Outcome != calsyncd.OutcomeNotModified) || owned(h, testCalendar) != 15 {
 		t.Fatalf("account changed: %s, the calendar holds %d of 15 (%s)", rep.Run.Outcome, owned(h, testCalendar), rep.Run.Error)
 	}
 	if w := totalWrites(h.writes()) - totalWrites(before); w != 0 {
@@ -220,5 +222,75 @@ func TestDryRunOfAMoveWritesNothing(t *testing.T) {
 	}
 	if st, _ := h.store.Subscription(t.Context(), "team"); st.Calendar != testCalendar {
 		t.Errorf("the dry-run recorded the move: calendar %s", st.Calendar)
+	}
+}
+
+// TestAnotherIdOfTheSameCalendarIsNoMove: a subscription mirrored into
+// `primary`, whose calendar: is then written as the account's address,
+// has not moved: its events stay, none is written again and nothing is
+// vacated, in either direction (issue 22, point 1: the calendar was
+// emptied, 12 of 12 events deleted, while status said MAPPED 12).
+func TestAnotherIdOfTheSameCalendarIsNoMove(t *testing.T) {
+	const address = "alice@example.com"
+	for _, ids := range [][2]string{{"primary", address}, {address, "primary"}} {
+		t.Run(ids[0]+" to "+ids[1], func(t *testing.T) {
+			h := newHarness(t, "")
+			h.fake.AddCalendar(address, "Europe/Berlin")
+			h.fake.SetPrimary("", address)
+			h.cfg.Subscriptions[0].Calendar = ids[0]
+			h.setFeed(weeklyFeed(12))
+			if rep := h.sync(); rep.Run.Created != 12 {
+				t.Fatalf("first sync created %d", rep.Run.Created)
+			}
+			before := h.writes()
+			h.cfg.Subscriptions[0].Calendar = ids[1]
+			pv, err := h.runner.Preview(t.Context(), h.cfg.Subscriptions[0], subscription.Options{})
+			if err != nil || len(pv.Deletes)+len(pv.Held)+len(pv.Creates) != 0 {
+				t.Fatalf("dry-run: %d deletes, %d held, %d creates (%v)", len(pv.Deletes), len(pv.Held), len(pv.Creates), err)
+			}
+			for run := 1; run <= 2; run++ {
+				rep := h.sync()
+				if rep.Run.Outcome != calsyncd.OutcomeOK && rep.Run.Outcome != calsyncd.OutcomeNotModified {
+					t.Fatalf("run %d: %s (%v)", run, rep.Run.Outcome, rep.Err)
+				}
+			}
+			if n := owned(h, address); n != 12 {
+				t.Fatalf("the calendar holds %d of our 12 events", n)
+			}
+			if after := h.writes(); totalWrites(after) != totalWrites(before) {
+				t.Errorf("a rename wrote to Google: before %v after %v", before, after)
+			}
+			st, _ := h.store.Subscription(t.Context(), "team")
+			if st.Calendar != ids[1] || len(st.Vacating) != 0 || strings.Contains(noteOf(t, h), "Moved from calendar") {
+				t.Errorf("state after the rename: calendar %q, vacating %v, notes %q", st.Calendar, st.Vacating, st.Notes)
+			}
+			// The feed changes: the subscription writes where it always did.
+			h.setFeed(weeklyFeed(13))
+			if rep := h.sync(); rep.Run.Created != 1 || owned(h, address) != 13 {
+				t.Errorf("after the rename a new event: created %d, calendar holds %d", rep.Run.Created, owned(h, address))
+			}
+		})
+	}
+}
+
+// TestVacateNeverEmptiesTheCalendarWrittenTo: a calendar left behind
+// under another id of the calendar being written to is never vacated.
+func TestVacateNeverEmptiesTheCalendarWrittenTo(t *testing.T) {
+	const address = "alice@example.com"
+	h := newHarness(t, "")
+	h.fake.AddCalendar(address, "Europe/Berlin")
+	h.fake.SetPrimary("", address)
+	h.cfg.Subscriptions[0].Calendar = address
+	h.setFeed(weeklyFeed(12))
+	h.sync()
+	st, _ := h.store.Subscription(t.Context(), "team")
+	st.Vacating = []calsyncd.Location{{Calendar: "primary", Account: st.Account}}
+	if err := h.store.SaveSubscription(t.Context(), st); err != nil {
+		t.Fatal(err)
+	}
+	h.setFeed(weeklyFeed(13))
+	h.sync()
+	if n := owned(h, address); n != 13 {
+		t.Fatalf("the calendar holds %d of our 13 events", n)
 	}
 }

@@ -10,10 +10,11 @@ package subscription
 //
 //	begin      the run's record, the state it starts from, the render policy
 //	           … the account's turn (Workers)
-//	move       a changed calendar or account: mirror anew (move.go)
 //	account    the account's writer, and whether Google still takes its
 //	           credentials (one cheap request, shared by the account's
 //	           passes): a revoked token fails even an unchanged feed's pass
+//	move       a changed calendar or account, as Google names calendars:
+//	           mirror anew (move.go)
 //	fetch      conditional GET, the body streamed; not modified ⇒ settle
 //	parse      ICS ⇒ normalised events from the stream; the same body as
 //	           the last complete run ⇒ settle
@@ -90,7 +91,10 @@ type pass struct {
 	// move and vacate (move.go): where the events were until this run,
 	// whether their mappings were let go, and what became of the
 	// calendars left behind.
-	movedFrom   *calsyncd.Location
+	movedFrom *calsyncd.Location
+	// renamed: the calendar configured is the one the events are in,
+	// under another of its ids ("primary" and the account's address).
+	renamed     bool
 	moveApplied bool
 	vacated     []vacatedCalendar
 	vacateHeld  string
@@ -178,10 +182,10 @@ func (r *Runner) inTurn(ctx context.Context, p pass) pass {
 
 // run takes a begun pass as far as it goes.
 func (r *Runner) run(ctx context.Context, p pass) pass {
-	if p = move(p); p.over() {
+	if p = r.account(ctx, p); p.over() {
 		return p
 	}
-	if p = r.account(ctx, p); p.over() {
+	if p = r.move(ctx, p); p.over() {
 		return p
 	}
 	if p = r.read(ctx, p); p.over() {

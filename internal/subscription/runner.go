@@ -30,6 +30,11 @@ type Writer interface {
 	// or the calendar; rate limits are no verdict. answered: Google
 	// answered.
 	CheckAccount(ctx context.Context, subscriptionID, calendarID string) (answered bool, err error)
+	// CalendarID is the id Google gives the calendar calendarID names
+	// ("primary" is the account's address), "" when Google says the
+	// account has no such calendar; an error means it is not known
+	// (credentials refused, or no answer).
+	CalendarID(ctx context.Context, calendarID string) (string, error)
 	// Unsupported says why Google cannot hold ev as a recurring event, or
 	// "" when it can (as far as is known before asking).
 	Unsupported(ev *feed.Event) string
