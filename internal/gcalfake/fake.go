@@ -61,12 +61,12 @@ type Server struct {
 	calendars map[string]*calendarState
 	// primary is each user's primary calendar, the one the id "primary"
 	// names for them ("": every user without one of their own).
-	primary map[string]string
-	etagSeq   int64
-	stats     Stats
-	inFlight  int
-	access    accessRules
-	mux       *http.ServeMux
+	primary  map[string]string
+	etagSeq  int64
+	stats    Stats
+	inFlight int
+	access   accessRules
+	mux      *http.ServeMux
 
 	quota      Quota
 	buckets    map[string]*bucket
