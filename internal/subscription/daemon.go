@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -373,9 +375,11 @@ func (d *Daemon) Reload(ctx context.Context, cfg *config.Config) error {
 			d.cron.Remove(e.id)
 			delete(d.entries, id)
 			removed = append(removed, id)
-		case !sameSettings(s, e.sub):
-			e.sub = s
-			changed = append(changed, id)
+		default:
+			if keys := changedKeys(e.sub, s); len(keys) > 0 {
+				e.sub = s
+				changed = append(changed, id+" ("+strings.Join(keys, ", ")+")")
+			}
 		}
 	}
 	for _, s := range cfg.Subscriptions {
@@ -401,10 +405,36 @@ func (d *Daemon) Reload(ctx context.Context, cfg *config.Config) error {
 	return nil
 }
 
-func sameSettings(a, b config.Subscription) bool {
-	return a.URL == b.URL && a.Calendar == b.Calendar && a.Account == b.Account && a.TimeZone == b.TimeZone &&
-		a.Identity == b.Identity && fmt.Sprint(a.Headers) == fmt.Sprint(b.Headers) &&
-		fmt.Sprint(a.BasicAuth) == fmt.Sprint(b.BasicAuth) && fmt.Sprint(a.Window) == fmt.Sprint(b.Window)
+// changedKeys names the configuration keys of a subscription whose values
+// differ between a and b (the keys a presentation block inlines count as
+// the subscription's own). Every key counts: a reload applies them all, and
+// a run under a changed render policy reads the feed in full and writes
+// what it changes, as a one-shot sync does.
+func changedKeys(a, b config.Subscription) []string {
+	var keys []string
+	var walk func(va, vb reflect.Value)
+	walk = func(va, vb reflect.Value) {
+		t := va.Type()
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if opts == "inline" && f.Type.Kind() == reflect.Struct {
+				walk(va.Field(i), vb.Field(i))
+				continue
+			}
+			if name == "" {
+				name = strings.ToLower(f.Name)
+			}
+			if !reflect.DeepEqual(va.Field(i).Interface(), vb.Field(i).Interface()) {
+				keys = append(keys, name)
+			}
+		}
+	}
+	walk(reflect.ValueOf(a), reflect.ValueOf(b))
+	return keys
 }
 
 // Shutdown stops scheduling and drains: running syncs start no new writes,

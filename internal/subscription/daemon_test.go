@@ -73,6 +73,12 @@ func (okWriter) CalendarID(_ context.Context, id string) (string, error)        
 
 func newDaemon(t *testing.T, subs ...config.Subscription) (*subscription.Daemon, *memFetcher, *store.Store) {
 	t.Helper()
+	return newDaemonWith(t, okWriter{}, subs...)
+}
+
+// newDaemonWith is newDaemon with the writer w for every account.
+func newDaemonWith(t *testing.T, w subscription.Writer, subs ...config.Subscription) (*subscription.Daemon, *memFetcher, *store.Store) {
+	t.Helper()
 	cfg := config.Default()
 	cfg.StateDir = t.TempDir()
 	cfg.Subscriptions = subs
@@ -84,7 +90,7 @@ func newDaemon(t *testing.T, subs ...config.Subscription) (*subscription.Daemon,
 	f := &memFetcher{bodies: map[string]string{"https://example.com/good.ics": oneEvent, "https://example.com/new.ics": oneEvent}, count: map[string]int{}}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	r := &subscription.Runner{Config: cfg, Store: st, Fetcher: f, Log: log,
-		Writer: func(string) (subscription.Writer, error) { return okWriter{}, nil }}
+		Writer: func(string) (subscription.Writer, error) { return w, nil }}
 	return subscription.NewDaemon(cfg, r, st, log, 7), f, st
 }
 
