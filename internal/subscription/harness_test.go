@@ -40,6 +40,8 @@ type harness struct {
 
 	mu   sync.Mutex
 	body []byte
+	// status, when set, is the feed server's answer instead of 200.
+	status int
 }
 
 func newHarness(t *testing.T, feedFile string) *harness {
@@ -51,6 +53,10 @@ func newHarness(t *testing.T, feedFile string) *harness {
 	h.feeds = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.mu.Lock()
 		defer h.mu.Unlock()
+		if h.status != 0 {
+			http.Error(w, http.StatusText(h.status), h.status)
+			return
+		}
 		w.Header().Set("Content-Type", "text/calendar")
 		w.Write(h.body)
 	}))

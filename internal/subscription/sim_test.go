@@ -1,0 +1,391 @@
+package subscription_test
+
+// The seeded simulation of the daemon (issue 22): each step draws a feed
+// change, an operator action or a Google behaviour, runs one sync through
+// the real runner, store and writer against gcalfake, and checks the
+// invariants after it. A failing seed prints the shortest sequence of
+// steps that still fails; CALSYNCD_SIM_SEED=N replays one seed and
+// CALSYNCD_SIM_STEPS=N runs longer sequences.
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	calendar "google.golang.org/api/calendar/v3"
+
+	calsyncd "github.com/calsyncd/calsyncd"
+	"github.com/calsyncd/calsyncd/internal/config"
+	"github.com/calsyncd/calsyncd/internal/gcalfake"
+	"github.com/calsyncd/calsyncd/internal/gcalwriter"
+	"github.com/calsyncd/calsyncd/internal/subscription"
+)
+
+const simAddress = "alice@example.com"
+
+// simStep is one step: what it does and its own parameters, so a
+// sequence replays the same with any of its steps left out.
+type simStep struct {
+	Kind string
+	N    int
+	ID   int // names the events the step adds
+}
+
+func (s simStep) String() string { return fmt.Sprintf("%s(%d)", s.Kind, s.N) }
+
+var simKinds = []string{
+	// feed changes
+	"edit", "add", "remove", "replace", "shrink", "empty", "html", "truncated", "404",
+	// operator actions
+	"filter", "unfilter", "allow", "reconcile", "lostdb", "rename", "person",
+	// Google behaviours
+	"5xx", "ratelimit", "lost", "reading",
+}
+
+func simSteps(rng *rand.Rand, n int) []simStep {
+	steps := make([]simStep, n)
+	for i := range steps {
+		steps[i] = simStep{Kind: simKinds[rng.IntN(len(simKinds))], N: 1 + rng.IntN(30), ID: i}
+	}
+	return steps
+}
+
+// simWorld is the simulation's model of what the feed holds and what the
+// calendar must hold.
+type simWorld struct {
+	h        *harness
+	feed     map[string]string // UID → summary
+	excluded *regexp.Regexp    // the filter in force, nil for none
+	// strays: a lost database may leave events of ours in Google that the
+	// feed no longer has (held, never deleted without --allow-deletes).
+	strays  bool
+	persons map[string]string // a person's event id → its etag
+	peakOwned int
+}
+
+func newSimWorld(t *testing.T) *simWorld {
+	h := newHarness(t, "")
+	h.fake.AddCalendar(simAddress, "Europe/Berlin")
+	h.fake.SetPrimary("", simAddress)
+	h.cfg.Subscriptions[0].Calendar = simAddress
+	w := &simWorld{h: h, feed: map[string]string{}, persons: map[string]string{}}
+	for i := range 40 {
+		w.feed[fmt.Sprintf("base-%d@example.com", i)] = fmt.Sprintf("Event %d", i)
+	}
+	w.setFeed()
+	w.addPerson()
+	return w
+}
+
+func (w *simWorld) addPerson() {
+	ev := w.h.fake.Seed(simAddress, &calendar.Event{Summary: fmt.Sprintf("a person's event %d", len(w.persons)),
+		Start: &calendar.EventDateTime{Date: "2027-02-01"}, End: &calendar.EventDateTime{Date: "2027-02-02"}})
+	w.persons[ev.Id] = ev.Etag
+}
+
+func (w *simWorld) ics() []byte {
+	uids := make([]string, 0, len(w.feed))
+	for u := range w.feed {
+		uids = append(uids, u)
+	}
+	slices.Sort(uids)
+	var b strings.Builder
+	b.WriteString("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//sim//EN\r\n")
+	for i, u := range uids {
+		fmt.Fprintf(&b, "BEGIN:VEVENT\r\nUID:%s\r\nDTSTART;VALUE=DATE:2027%02d%02d\r\nSUMMARY:%s\r\nEND:VEVENT\r\n", u, 1+i%6, 1+i%28, w.feed[u])
+	}
+	b.WriteString("END:VCALENDAR\r\n")
+	return []byte(b.String())
+}
+
+func (w *simWorld) setFeed() {
+	w.h.mu.Lock()
+	w.h.status = 0
+	w.h.mu.Unlock()
+	w.h.setFeed(w.ics())
+}
+
+// sorted are the feed's UIDs in order.
+func (w *simWorld) sorted() []string {
+	uids := make([]string, 0, len(w.feed))
+	for u := range w.feed {
+		uids = append(uids, u)
+	}
+	slices.Sort(uids)
+	return uids
+}
+
+// simRun is what a step did, for the invariants.
+type simRun struct {
+	rep      subscription.Report
+	allowed  bool
+	faults   bool // Google was made to fail in this step
+	rateOnly bool // and only with rate limits
+	badFeed  bool
+}
+
+// step applies one step and syncs.
+func (w *simWorld) step(t *testing.T, s simStep) simRun {
+	h := w.h
+	var run simRun
+	opts := subscription.Options{}
+	switch s.Kind {
+	case "edit":
+		uids := w.sorted()
+		if len(uids) > 0 {
+			w.feed[uids[s.N%len(uids)]] = fmt.Sprintf("Edited %d", s.ID)
+		}
+	case "add":
+		for j := range s.N {
+			w.feed[fmt.Sprintf("s%d-%d@example.com", s.ID, j)] = fmt.Sprintf("Event s%d-%d", s.ID, j)
+		}
+	case "remove":
+		for _, u := range w.sorted()[:min(s.N%8, len(w.feed))] {
+			delete(w.feed, u)
+		}
+	case "replace":
+		w.feed = map[string]string{}
+		for j := range 10 + s.N {
+			w.feed[fmt.Sprintf("r%d-%d@example.com", s.ID, j)] = fmt.Sprintf("Event r%d-%d", s.ID, j)
+		}
+	case "shrink":
+		for _, u := range w.sorted()[:len(w.feed)*3/10] {
+			delete(w.feed, u)
+		}
+	case "filter":
+		w.excluded = regexp.MustCompile(`^Event [0-9]*` + strconv.Itoa(s.N%10) + `$`)
+		h.cfg.Subscriptions[0].Filters = []config.Filter{filter(true, "summary", w.excluded.String())}
+	case "unfilter":
+		w.excluded, h.cfg.Subscriptions[0].Filters = nil, nil
+	case "allow":
+		opts.AllowDeletes, run.allowed = true, true
+	case "reconcile":
+		opts.Reconcile = true
+	case "lostdb":
+		h.store.Close()
+		if err := os.RemoveAll(h.cfg.StateDir); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(h.cfg.StateDir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		h.open()
+		// The high-water mark was in the database: the guard starts again
+		// from what the recovery adopts.
+		w.strays, w.peakOwned = true, 0
+	case "rename":
+		if h.cfg.Subscriptions[0].Calendar == simAddress {
+			h.cfg.Subscriptions[0].Calendar = "primary"
+		} else {
+			h.cfg.Subscriptions[0].Calendar = simAddress
+		}
+	case "person":
+		w.addPerson()
+	case "5xx":
+		h.fake.SetFaults(gcalfake.Faults{BackendError: 0.3, Unavailable: 0.2})
+		run.faults = true
+	case "ratelimit":
+		h.fake.SetQuota(gcalfake.Quota{Rate: 50, Burst: 2, Mode: gcalfake.LimitMode(s.N % 3)})
+		run.faults, run.rateOnly = true, true
+	case "lost":
+		h.fake.SetFaults(gcalfake.Faults{LostResponse: 0.2})
+		run.faults = true
+	case "reading":
+		all := gcalfake.CoveringReadings()
+		h.fake.SetReadings(all[s.N%len(all)])
+	}
+	switch s.Kind {
+	case "empty":
+		h.setFeed([]byte("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:x\r\nEND:VCALENDAR\r\n"))
+		run.badFeed = true
+	case "html":
+		h.setFeed([]byte("<!DOCTYPE html><html><head><title>Sign in</title></head><body>log in</body></html>"))
+		run.badFeed = true
+	case "truncated":
+		b := w.ics()
+		h.setFeed(b[:len(b)/2])
+		run.badFeed = true
+	case "404":
+		h.mu.Lock()
+		h.status = http.StatusNotFound
+		h.mu.Unlock()
+		run.badFeed = true
+	default:
+		w.setFeed()
+	}
+	run.rep = h.syncWith(opts)
+	h.fake.SetFaults(gcalfake.Faults{})
+	h.fake.SetQuota(gcalfake.Quota{})
+	return run
+}
+
+// check verifies the invariants after a step; it returns the first
+// violation ("" none).
+func (w *simWorld) check(t *testing.T, run simRun, before int, was calsyncd.SubscriptionState) string {
+	h := w.h
+	ctx := t.Context()
+	// A person's events are never changed or deleted.
+	people := map[string]*calendar.Event{}
+	for _, ev := range h.fake.AllEvents(simAddress) {
+		people[ev.Id] = ev
+	}
+	for id, etag := range w.persons {
+		ev := people[id]
+		if ev == nil || ev.Status == "cancelled" || ev.Etag != etag {
+			return fmt.Sprintf("a person's event %s was changed or deleted", id)
+		}
+	}
+	owned := map[string]int{}
+	n := 0
+	for _, ev := range h.fake.Events(simAddress) {
+		if gcalwriter.Owned(ev, "team") && ev.Status != "cancelled" {
+			owned[ev.ExtendedProperties.Private[gcalwriter.PropUID]]++
+			n++
+		}
+	}
+	// The guard: without --allow-deletes no run deletes more than the
+	// guard lets through, weighed against what was there and against the
+	// most there was, unless the same deletes were held for confirm_runs
+	// runs in a row before it.
+	g := h.cfg.Sync.DeleteGuard
+	w.peakOwned = max(w.peakOwned, before)
+	confirmed := was.GuardRuns >= g.ConfirmRuns-1 && !was.GuardByConfig
+	if d := before - n; !run.allowed && !confirmed && d > 0 {
+		if d > g.MinDeletes && float64(d) > g.MaxFraction*float64(before) {
+			return fmt.Sprintf("one run deleted %d of our %d events without --allow-deletes", d, before)
+		}
+		if lost := w.peakOwned - n; lost > g.MinDeletes && float64(lost) > g.MaxFraction*float64(w.peakOwned) {
+			return fmt.Sprintf("a run deleted %d, leaving %d of the peak of %d without --allow-deletes", d, n, w.peakOwned)
+		}
+	}
+	if run.allowed || confirmed {
+		w.peakOwned = n
+	}
+	st, err := h.store.Subscription(ctx, "team")
+	if err != nil {
+		return err.Error()
+	}
+	if run.rateOnly && !run.badFeed && st.State == calsyncd.StateError && run.rep.Run.ErrorClass == calsyncd.ClassRateLimited {
+		return "a rate limit made the subscription ERROR"
+	}
+	// After a clean run Google holds the feed's events (after the
+	// filters), once each, and the store maps exactly Google's.
+	r := run.rep.Run
+	if r.Outcome != calsyncd.OutcomeOK || r.HeldDeletes > 0 || run.faults || run.badFeed {
+		return ""
+	}
+	for u, s := range w.feed {
+		if w.excluded != nil && w.excluded.MatchString(s) {
+			if owned[u] > 0 && !w.strays {
+				return fmt.Sprintf("after a clean run, excluded event %s is in Google", u)
+			}
+			continue
+		}
+		if owned[u] != 1 {
+			return fmt.Sprintf("after a clean run, %s is in Google %d times", u, owned[u])
+		}
+	}
+	mapped, err := h.store.CountMappings(ctx, "team")
+	if err != nil {
+		return err.Error()
+	}
+	if !w.strays {
+		for u, c := range owned {
+			if _, ok := w.feed[u]; !ok && c > 0 {
+				return fmt.Sprintf("after a clean run, %s is in Google but no longer in the feed", u)
+			}
+		}
+		if mapped != n {
+			return fmt.Sprintf("after a clean run the store maps %d events, Google holds %d of ours", mapped, n)
+		}
+	}
+	if run.allowed && r.Repaired == 0 && mapped == n {
+		w.strays = false
+	}
+	return ""
+}
+
+// simulate runs the steps on a fresh world and returns the index of the
+// step after which an invariant failed and why (-1, "": none).
+func simulate(t *testing.T, steps []simStep) (int, string) {
+	w := newSimWorld(t)
+	w.h.sync()
+	for i, s := range steps {
+		before := 0
+		for _, ev := range w.h.fake.Events(simAddress) {
+			if gcalwriter.Owned(ev, "team") && ev.Status != "cancelled" {
+				before++
+			}
+		}
+		was, err := w.h.store.Subscription(t.Context(), "team")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if why := w.check(t, w.step(t, s), before, was); why != "" {
+			return i, why
+		}
+	}
+	return -1, ""
+}
+
+// shortest drops steps from a failing sequence while it still fails.
+func shortest(t *testing.T, steps []simStep) []simStep {
+	for i := 0; i < len(steps); {
+		try := slices.Delete(slices.Clone(steps), i, i+1)
+		var fails bool
+		t.Run("shrink", func(t *testing.T) { at, _ := simulate(t, try); fails = at >= 0 })
+		if fails {
+			steps = try
+			continue
+		}
+		i++
+	}
+	return steps
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// TestSimulation runs a fixed budget of seeds (CALSYNCD_SIM_SEED: one
+// seed; CALSYNCD_SIM_STEPS: steps per seed).
+func TestSimulation(t *testing.T) {
+	seeds := []uint64{1, 2, 3, 4, 5, 6, 7, 8}
+	if s := os.Getenv("CALSYNCD_SIM_SEED"); s != "" {
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("CALSYNCD_SIM_SEED=%q: %v", s, err)
+		}
+		seeds = []uint64{n}
+	}
+	steps := envInt("CALSYNCD_SIM_STEPS", 30)
+	goroutines := runtime.NumGoroutine()
+	for _, seed := range seeds {
+		seq := simSteps(rand.New(rand.NewPCG(seed, 22)), steps)
+		var at int
+		var why string
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { at, why = simulate(t, seq) })
+		if at < 0 {
+			continue
+		}
+		short := shortest(t, seq[:at+1])
+		_, why2 := simulate(t, short)
+		t.Errorf("seed %d: after step %d of %v: %s\nshortest failing sequence: %v (%s)\nreplay: CALSYNCD_SIM_SEED=%d CALSYNCD_SIM_STEPS=%d go test ./internal/subscription -run TestSimulation",
+			seed, at, seq[:at+1], why, short, why2, seed, steps)
+	}
+	runtime.GC()
+	if g := runtime.NumGoroutine(); g > goroutines+50 {
+		t.Errorf("goroutines grew from %d to %d across the simulation", goroutines, g)
+	}
+	t.Logf("%d seeds × %d steps", len(seeds), steps)
+}
