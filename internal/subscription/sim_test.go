@@ -65,8 +65,8 @@ type simWorld struct {
 	excluded *regexp.Regexp    // the filter in force, nil for none
 	// strays: a lost database may leave events of ours in Google that the
 	// feed no longer has (held, never deleted without --allow-deletes).
-	strays  bool
-	persons map[string]string // a person's event id → its etag
+	strays    bool
+	persons   map[string]string // a person's event id → its etag
 	peakOwned int
 }
 
