@@ -190,6 +190,8 @@ func TestNumbersThatAreNotNumbers(t *testing.T) {
 		{"negative schedule", "schedule: \"@every -1h\"\n", "schedule", "at least 1s", 1},
 		{"zero schedule", "schedule: \"@every 0s\"\n", "schedule", "at least 1s", 1},
 		{"sub-second schedule", "schedule: \"@every 500ms\"\n", "schedule", "at least 1s", 1},
+		{"schedule that never fires", "state_dir: /tmp/x\nschedule: \"0 0 31 2 *\"\n", "schedule", "never fires", 2},
+		{"zoned schedule that never fires", "schedule: \"CRON_TZ=Europe/Berlin 0 7 30 2 *\"\n", "schedule", "never fires", 1},
 		{"port too big", "listen: 127.0.0.1:99999\n", "listen", "port must be 1 to 65535", 1},
 		{"negative port", "listen: 127.0.0.1:-1\n", "listen", "port must be 1 to 65535", 1},
 		{"port zero", "listen: 127.0.0.1:0\n", "listen", "port must be 1 to 65535", 1},
@@ -230,6 +232,8 @@ func TestSaneSchedulesAndHeadersPass(t *testing.T) {
 		"schedule: \"@hourly\"\n",
 		"schedule: \"*/15 * * * *\"\n",
 		"schedule: \"CRON_TZ=Europe/Berlin 0 7 * * *\"\n",
+		// Only in leap years, but within the next five whatever the year.
+		"schedule: \"0 0 29 2 *\"\n",
 		"listen: 127.0.0.1:65535\n",
 		"listen: \"[::1]:8765\"\n",
 		"subscriptions:\n  - id: team\n    url: https://example.com/a.ics\n    calendar: a@example.com\n    headers:\n      X-Feed-Token: \"a\\tb c\"\n",

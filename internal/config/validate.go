@@ -191,8 +191,15 @@ const (
 
 // checkSchedule says what is wrong with a schedule, or "".
 func checkSchedule(spec string) string {
-	if _, err := CronParser.Parse(spec); err != nil {
+	s, err := CronParser.Parse(spec)
+	if err != nil {
 		return fmt.Sprintf("invalid cron spec %q: %v", spec, err)
+	}
+	// robfig/cron looks about five years ahead and answers the zero time
+	// when nothing matches ("0 0 31 2 *"): such a schedule would never run
+	// a sync, and a scheduler fed the zero time runs back to back.
+	if s.Next(time.Now()).IsZero() {
+		return fmt.Sprintf("%q never fires: no time in the next five years matches it (is the day in the month?)", spec)
 	}
 	if _, every, ok := strings.Cut(spec, "@every "); ok {
 		d, err := time.ParseDuration(strings.TrimSpace(every))

@@ -139,6 +139,7 @@ func (d *Daemon) Start(ctx context.Context) error {
 	}
 	d.cron.Start()
 	d.started = true
+	d.warnNever()
 	d.log.Info("scheduler started", "schedule", d.cfg.Schedule, "interval", d.cadence.Interval.String(),
 		"spread", d.cadence.Spread.String(), "subscriptions", len(d.cfg.Subscriptions))
 	d.inflight.Add(1)
@@ -174,12 +175,24 @@ func (d *Daemon) retain() {
 	}
 }
 
-// add schedules one subscription (d.mu held).
+// warnNever logs a schedule with no activation (d.mu held): validation
+// refuses one, but a daemon given one anyway must not run back to back
+// (spreadSchedule answers "never"), and the operator must learn why
+// nothing runs.
+func (d *Daemon) warnNever() {
+	if d.cadence.Never(d.runner.now()) {
+		d.log.Error("the schedule never fires: no time in the next five years matches it; no subscription is scheduled "+
+			"(they still run when triggered); fix schedule and reload", "schedule", d.cfg.Schedule)
+	}
+}
+
+// add schedules one subscription (d.mu held). Under a schedule that never
+// fires it is not scheduled at all, not even to catch up.
 func (d *Daemon) add(ctx context.Context, sub config.Subscription) {
 	s := newSpreadSchedule(d.cadence, sub.ID, d.seed)
 	now := d.runner.now()
 	st, err := d.store.Subscription(ctx, sub.ID)
-	if !d.noCatchUp && (err != nil || st.UpdatedAt.IsZero() || now.Sub(st.UpdatedAt) > d.cadence.Interval+d.cadence.Spread/4) {
+	if !d.noCatchUp && !d.cadence.Never(now) && (err != nil || st.UpdatedAt.IsZero() || now.Sub(st.UpdatedAt) > d.cadence.Interval+d.cadence.Spread/4) {
 		// Catch up soon: spread over at most two minutes by phase.
 		startup := min(d.cadence.Spread, 2*time.Minute)
 		delay := time.Duration(float64(s.phase) / float64(d.cadence.Spread) * float64(startup))
@@ -225,6 +238,13 @@ func (d *Daemon) scheduled(id string) {
 func (d *Daemon) persistNextRun(id string) {
 	next := d.NextRun(id)
 	if next.IsZero() {
+		d.mu.Lock()
+		_, ok := d.entries[id]
+		stopping := d.stopping
+		d.mu.Unlock()
+		if ok && !stopping {
+			d.log.Warn("the schedule has no next run for the subscription: it is no longer scheduled", "subscription", id)
+		}
 		return
 	}
 	if err := d.store.SetNextRun(context.WithoutCancel(d.work), id, next); err != nil {
@@ -362,6 +382,7 @@ func (d *Daemon) Reload(ctx context.Context, cfg *config.Config) error {
 			d.cron.Remove(e.id)
 			delete(d.entries, id)
 		}
+		d.warnNever()
 	}
 	want := map[string]config.Subscription{}
 	for _, s := range cfg.Subscriptions {

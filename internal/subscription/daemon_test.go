@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -73,22 +74,26 @@ func (okWriter) CalendarID(_ context.Context, id string) (string, error)        
 
 func newDaemon(t *testing.T, subs ...config.Subscription) (*subscription.Daemon, *memFetcher, *store.Store) {
 	t.Helper()
-	return newDaemonWith(t, okWriter{}, subs...)
+	return newDaemonWith(t, okWriter{}, nil, io.Discard, subs...)
 }
 
-// newDaemonWith is newDaemon with the writer w for every account.
-func newDaemonWith(t *testing.T, w subscription.Writer, subs ...config.Subscription) (*subscription.Daemon, *memFetcher, *store.Store) {
+// newDaemonWith is newDaemon with the writer w for every account, the
+// configuration changed by set (when not nil) and the log written to logs.
+func newDaemonWith(t *testing.T, w subscription.Writer, set func(*config.Config), logs io.Writer, subs ...config.Subscription) (*subscription.Daemon, *memFetcher, *store.Store) {
 	t.Helper()
 	cfg := config.Default()
 	cfg.StateDir = t.TempDir()
 	cfg.Subscriptions = subs
+	if set != nil {
+		set(cfg)
+	}
 	st, err := store.Open(context.Background(), "sqlite", filepath.Join(cfg.StateDir, "calsyncd.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
 	f := &memFetcher{bodies: map[string]string{"https://example.com/good.ics": oneEvent, "https://example.com/new.ics": oneEvent}, count: map[string]int{}}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	log := slog.New(slog.NewTextHandler(logs, nil))
 	r := &subscription.Runner{Config: cfg, Store: st, Fetcher: f, Log: log,
 		Writer: func(string) (subscription.Writer, error) { return w, nil }}
 	return subscription.NewDaemon(cfg, r, st, log, 7), f, st
@@ -274,4 +279,51 @@ func TestDaemonPrunesTheRunHistory(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestDaemonNeverRunsAScheduleThatNeverFires: a schedule with no
+// activation that got past validation (issue 22.6: 276 runs in 20 s) is
+// logged and nothing is scheduled: no run back to back, no catch-up, no
+// next run recorded; the subscription can still be run by hand.
+func TestDaemonNeverRunsAScheduleThatNeverFires(t *testing.T) {
+	tests := map[string]string{
+		"31 February":            "0 0 31 2 *",
+		"30 February, in a zone": "CRON_TZ=Europe/Berlin 0 7 30 2 *",
+	}
+	for name, spec := range tests {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				logs := &lockedBuffer{}
+				d, f, st := newDaemonWith(t, okWriter{}, func(c *config.Config) { c.Schedule = spec }, logs, sub("good"))
+				ctx := context.Background()
+				if err := d.Start(ctx); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(48 * time.Hour)
+				if n := f.fetches("https://example.com/good.ics"); n != 0 {
+					t.Errorf("a schedule that never fires ran the subscription %d times in 48 h", n)
+				}
+				if next := d.NextRun("good"); !next.IsZero() {
+					t.Errorf("NextRun = %s, want none", next)
+				}
+				if !strings.Contains(logs.String(), "never fires") {
+					t.Errorf("nothing logged about the schedule; log:\n%s", logs.String())
+				}
+				// By hand it runs, once.
+				if _, err := d.Trigger("good", subscription.Options{}); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(time.Hour)
+				if n := f.fetches("https://example.com/good.ics"); n != 1 {
+					t.Errorf("a triggered run fetched %d times, want 1", n)
+				}
+				if s, err := st.Subscription(ctx, "good"); err != nil || !s.NextRunAt.IsZero() {
+					t.Errorf("good = %+v, %v; want no next run recorded", s, err)
+				}
+				if err := d.Shutdown(ctx); err != nil {
+					t.Fatal(err)
+				}
+			})
+		})
+	}
 }

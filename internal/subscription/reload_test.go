@@ -2,6 +2,7 @@ package subscription_test
 
 import (
 	"context"
+	"io"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -84,7 +85,7 @@ func TestReloadAppliesEveryKey(t *testing.T) {
 				if tt.from != nil {
 					tt.from(&from)
 				}
-				d, f, st := newDaemonWith(t, w, from)
+				d, f, st := newDaemonWith(t, w, nil, io.Discard, from)
 				f.bodies["https://example.com/good.ics"] = twoEvents
 				ctx := context.Background()
 				if err := d.Start(ctx); err != nil {

@@ -60,10 +60,21 @@ func newSpreadSchedule(c Cadence, id string, seed uint64) *spreadSchedule {
 	return &spreadSchedule{cadence: c, phase: c.Phase(id), rng: rand.New(rand.NewPCG(seed, uint64(c.Phase(id))))}
 }
 
-// Next returns the next run strictly after t.
+// Next returns the next run strictly after t, or the zero time (robfig/cron's
+// "never") when the base schedule has none: a time that is not after t
+// would be run at once, and again, back to back.
 func (s *spreadSchedule) Next(t time.Time) time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	c := s.cadence
+	// robfig/cron answers the zero time when nothing matches within about
+	// five years ("0 0 31 2 *"); shifted by the phase it would be a time
+	// long past.
+	b := c.Base.Next(t.Add(-s.phase))
+	if b.IsZero() {
+		s.pending = time.Time{}
+		return time.Time{}
+	}
 	if !s.pending.IsZero() {
 		p := s.pending
 		s.pending = time.Time{}
@@ -71,19 +82,29 @@ func (s *spreadSchedule) Next(t time.Time) time.Time {
 			return p
 		}
 	}
-	c := s.cadence
-	n := c.Base.Next(t.Add(-s.phase)).Add(s.phase)
+	n := b.Add(s.phase)
 	// A run that was jittered late may end close to the next nominal tick;
 	// that tick was already served, so move to the following one.
 	if n.Sub(t) < c.Spread/2 {
-		n = c.Base.Next(n.Add(-s.phase)).Add(s.phase)
+		b = c.Base.Next(n.Add(-s.phase))
+		if b.IsZero() {
+			return time.Time{}
+		}
+		n = b.Add(s.phase)
 	}
 	quarter := int64(c.Spread / 4)
 	if quarter > 0 {
 		n = n.Add(time.Duration(s.rng.Int64N(2*quarter+1) - quarter))
 	}
+	if !n.After(t) {
+		return time.Time{}
+	}
 	return n
 }
+
+// Never reports whether the cadence's base schedule has no activation
+// after now (robfig/cron looks about five years ahead).
+func (c Cadence) Never(now time.Time) bool { return c.Base.Next(now).IsZero() }
 
 // runSoon makes the next activation an earlier one-shot run at t.
 func (s *spreadSchedule) runSoon(t time.Time) {

@@ -138,3 +138,50 @@ func TestErrorBackoffGrowsToItsCap(t *testing.T) {
 		}
 	}
 }
+
+// TestSpreadScheduleNeverAnswersThePast: a base schedule with no
+// activation (robfig/cron answers the zero time after looking five years
+// ahead) must give cron the zero time ("never"), not a time in the past
+// that it would run at once, again and again (issue 22.6).
+func TestSpreadScheduleNeverAnswersThePast(t *testing.T) {
+	now := time.Date(2026, 12, 2, 5, 0, 0, 0, time.UTC)
+	tests := map[string]struct {
+		spec  string
+		never bool
+	}{
+		"31 February":             {spec: "0 0 31 2 *", never: true},
+		"30 February, in a zone":  {spec: "CRON_TZ=Europe/Berlin 0 7 30 2 *", never: true},
+		"31 April":                {spec: "15 3 31 4 *", never: true},
+		"hourly":                  {spec: "@hourly"},
+		"29 February (leap year)": {spec: "0 0 29 2 *"},
+		"every second":            {spec: "@every 1s"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			base, err := config.CronParser.Parse(tt.spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := newSpreadSchedule(NewCadence(base, now), "team", 1)
+			s.runSoon(now.Add(time.Minute)) // a catch-up asked for at start
+			// Twenty leap days reach 2096, after which robfig/cron finds
+			// none within five years (2100 is no leap year): "never" then.
+			at := now
+			for i := range 20 {
+				next := s.Next(at)
+				switch {
+				case tt.never && !next.IsZero():
+					t.Fatalf("Next #%d after %s = %s, want the zero time (never)", i, at, next)
+				case next.IsZero() && !tt.never && i < 10:
+					t.Fatalf("Next #%d after %s is the zero time, want a run", i, at)
+				case !next.IsZero() && !next.After(at):
+					t.Fatalf("Next #%d after %s = %s, not after it", i, at, next)
+				}
+				if next.IsZero() {
+					break
+				}
+				at = next
+			}
+		})
+	}
+}
