@@ -51,6 +51,36 @@ type Message struct {
 	Reminder bool `json:"reminder"`
 	// Title is the one-line summary (ntfy's Title, slack's first line).
 	Title string `json:"-"`
+	// delivery is what becomes of the message's announcement when no
+	// webhook took it.
+	delivery *delivery
+}
+
+// delivery follows one message to every webhook it was queued for: when
+// none took it, what was remembered of it is undone, so the next run
+// announces it again rather than count it as sent (and a message any
+// webhook took is never sent twice).
+type delivery struct {
+	mu        sync.Mutex
+	pending   int
+	delivered bool
+	undo      func()
+}
+
+// done records one webhook's result; the last one undoes the announcement
+// if no webhook took the message.
+func (d *delivery) done(ok bool) {
+	if d == nil {
+		return
+	}
+	d.mu.Lock()
+	d.pending--
+	d.delivered = d.delivered || ok
+	last := d.pending == 0 && !d.delivered
+	d.mu.Unlock()
+	if last && d.undo != nil {
+		d.undo()
+	}
 }
 
 // Memory keeps what was announced; *store.Store implements it.
@@ -142,6 +172,17 @@ type Notifier struct {
 	closed  bool
 	senders map[string]*sender
 	sending sync.WaitGroup
+	// undelivered counts the alerts no webhook took (Undelivered).
+	undelivered int
+}
+
+// Undelivered is how many alerts no webhook took since the notifier
+// started; each is announced again by the next run that sees its
+// condition.
+func (n *Notifier) Undelivered() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.undelivered
 }
 
 // New starts a Notifier; Close stops it.
@@ -216,6 +257,7 @@ func (n *Notifier) weigh() {
 			continue
 		}
 		for _, m := range n.decide(cfg, s) {
+			m.delivery.pending = len(cfg.Alerts)
 			n.post(cfg, m)
 		}
 	}

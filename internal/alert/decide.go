@@ -47,6 +47,29 @@ func observe(s calsyncd.Settled) []observation {
 	}
 }
 
+// undo puts back what was remembered of a condition before an alert no
+// webhook took: the state it had (prev, when found), or none.
+func (n *Notifier) undo(condition, subject string, prev calsyncd.AlertState, found, deleted bool) func() {
+	return func() {
+		ctx := context.WithoutCancel(n.ctx)
+		var err error
+		if found {
+			err = n.o.Memory.SaveAlertState(ctx, prev)
+		} else if !deleted {
+			err = n.o.Memory.DeleteAlertState(ctx, condition, subject)
+		}
+		n.mu.Lock()
+		n.undelivered++
+		n.mu.Unlock()
+		if err != nil {
+			n.log.Warn("alerts: cannot forget an alert that was not delivered; it waits for the reminder", "condition", condition,
+				"subject", subject, "error", err)
+			return
+		}
+		n.log.Warn("alerts: no webhook took the alert; the next run sends it again", "condition", condition, "subject", subject)
+	}
+}
+
 // decide weighs a settled run against what was announced before and
 // returns the alerts it calls for, remembering them. A condition that
 // starts is announced once; while it lasts, it is announced again (a
@@ -103,6 +126,7 @@ func (n *Notifier) decide(cfg *config.Config, s calsyncd.Settled) []Message {
 		}
 		if m.Event != "" {
 			m.At = now.UTC()
+			m.delivery = &delivery{undo: n.undo(ob.condition, ob.subject, prev, found, del)}
 			out = append(out, m)
 		}
 	}

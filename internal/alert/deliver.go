@@ -54,6 +54,7 @@ func (n *Notifier) post(cfg *config.Config, m Message) {
 			s.log.Warn("alerts: the webhook's queue is full; alert dropped", "event", m.Event,
 				"subscription", m.Subscription, "account", m.Account)
 			n.observe(m.Event, ResultDropped)
+			m.delivery.done(false)
 		}
 	}
 }
@@ -96,18 +97,21 @@ func (s *sender) deliver(m Message) {
 		if s.n.ctx.Err() != nil {
 			s.log.Warn("alerts: shutting down; alert not delivered", attrs...)
 			s.n.observe(m.Event, ResultDropped)
+			m.delivery.done(false)
 			return
 		}
 		retryAfter, err := s.send(m)
 		if err == nil {
 			s.log.Info("alert sent", append(attrs, "attempts", attempt)...)
 			s.n.observe(m.Event, ResultSent)
+			m.delivery.done(true)
 			return
 		}
 		var perm *permanentError
 		if errors.As(err, &perm) || attempt >= o.MaxAttempts {
 			s.log.Warn("alerts: alert not delivered; giving up", append(attrs, "attempts", attempt, "error", err.Error())...)
 			s.n.observe(m.Event, ResultFailed)
+			m.delivery.done(false)
 			return
 		}
 		pause := min(max(wait, retryAfter), o.RetryCap)

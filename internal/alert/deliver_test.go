@@ -161,3 +161,34 @@ type discard struct{}
 func (discard) Header() http.Header         { return http.Header{} }
 func (discard) Write(b []byte) (int, error) { return len(b), nil }
 func (discard) WriteHeader(int)             {}
+
+// An alert no webhook took is not remembered as sent: the next run that
+// sees the condition sends it again, once (issue 22, point 9: it waited
+// for the daily reminder).
+func TestAnUndeliveredAlertIsSentAgainByTheNextRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rcv := &receiver{status: http.StatusServiceUnavailable}
+		s := newSetup(t, handlerClient(rcv), config.Alert{URL: "https://hooks.example.com/x"})
+		s.clock.t = time.Now()
+		n := s.start(t)
+		n.Settled(s.at(failing("team", 3)))
+		time.Sleep(10 * time.Minute) // every retry given up
+		synctest.Wait()
+		if got := n.Undelivered(); got != 1 {
+			t.Fatalf("Undelivered = %d, want 1", got)
+		}
+		rcv.mu.Lock()
+		rcv.status = 0
+		rcv.mu.Unlock()
+		before := len(rcv.requests())
+		n.Settled(s.at(failing("team", 4)))
+		n.Settled(s.at(failing("team", 5)))
+		flush(t, n)
+		if got := len(rcv.requests()) - before; got != 1 {
+			t.Errorf("after the webhook came back, %d requests, want the alert sent once", got)
+		}
+		if s.counts.get("error_entered/sent") != 1 {
+			t.Errorf("error_entered sent %d times, want 1", s.counts.get("error_entered/sent"))
+		}
+	})
+}
