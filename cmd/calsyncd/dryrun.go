@@ -94,6 +94,7 @@ type previewJSON struct {
 	Excluded       int              `json:"excluded"`
 	Held           []changeJSON     `json:"held"`
 	HeldWhy        string           `json:"held_why,omitempty"`
+	Vacate         []vacateJSON     `json:"vacate,omitempty"`
 	ExcludedEvents []changeJSON     `json:"excluded_events"`
 	Unchanged      int              `json:"unchanged"`
 	Rekeyed        int              `json:"rekeyed"`
@@ -109,6 +110,14 @@ type changeJSON struct {
 	RecurrenceID string   `json:"recurrence_id,omitempty"`
 	Fields       []string `json:"fields,omitempty"`
 	Reason       string   `json:"reason,omitempty"`
+}
+
+// vacateJSON is a calendar left behind, and what vacating it deletes.
+type vacateJSON struct {
+	Calendar string `json:"calendar"`
+	Account  string `json:"account"`
+	Deletes  int    `json:"deletes"`
+	Error    string `json:"error,omitempty"`
 }
 
 type reconcileJSON struct {
@@ -142,6 +151,13 @@ func toPreviewJSON(pv subscription.Preview) previewJSON {
 	j := previewJSON{ID: pv.Subscription, Create: changes(pv.Creates, false), Update: changes(pv.Updates, true),
 		Delete: changes(pv.Deletes, false), HeldDeletes: len(pv.Held), Excluded: len(pv.Excluded), Held: changes(pv.Held, false), HeldWhy: pv.HeldWhy,
 		ExcludedEvents: changes(pv.Excluded, false), Unchanged: pv.Unchanged, Rekeyed: pv.Rekeyed, Warnings: len(pv.Warnings)}
+	for _, v := range pv.Vacate {
+		vj := vacateJSON{Calendar: v.At.Calendar, Account: v.At.Account, Deletes: v.Deletes}
+		if v.Err != nil {
+			vj.Error = v.Err.Error()
+		}
+		j.Vacate = append(j.Vacate, vj)
+	}
 	if r := pv.Reconcile; r != nil {
 		j.Reconcile = &reconcileJSON{Adopted: r.Adopted, Restoring: r.Restoring, Duplicates: r.Duplicates, Repairing: r.Repairing}
 	} else if pv.ReconcileSkipped != nil {
@@ -201,6 +217,15 @@ func writePreviewText(w io.Writer, previews []subscription.Preview) error {
 		}
 		fmt.Fprintf(w, "%s: %d to create, %d to update, %d to delete, %d held by the mass-delete guard, %d excluded by filters, %d unchanged\n",
 			pv.Subscription, len(pv.Creates), len(pv.Updates), len(pv.Deletes), len(pv.Held), len(pv.Excluded), pv.Unchanged)
+		for _, v := range pv.Vacate {
+			if v.Err != nil {
+				fmt.Fprintf(w, "  moved from %s (account %s): its events there cannot be listed: %s\n",
+					printable.String(v.At.Calendar), printable.String(v.At.Account), printable.String(v.Err.Error()))
+				continue
+			}
+			fmt.Fprintf(w, "  moved from %s (account %s): %d of its events there to delete once %s holds the feed\n",
+				printable.String(v.At.Calendar), printable.String(v.At.Account), v.Deletes, printable.String(pv.Subscription+"'s calendar"))
+		}
 		if pv.HeldWhy != "" {
 			fmt.Fprintf(w, "  held: %s\n", printable.String(pv.HeldWhy))
 		}

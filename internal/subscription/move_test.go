@@ -217,6 +217,11 @@ func TestDryRunOfAMoveWritesNothing(t *testing.T) {
 	if len(pv.Creates) != 8 || len(pv.Deletes) != 0 {
 		t.Errorf("the dry-run would create %d and delete %d, want the 8 events created in the new calendar", len(pv.Creates), len(pv.Deletes))
 	}
+	// It says what vacating the old calendar would delete (issue 22,
+	// point 1).
+	if len(pv.Vacate) != 1 || pv.Vacate[0].At.Calendar != testCalendar || pv.Vacate[0].Deletes != 8 || pv.Vacate[0].Err != nil {
+		t.Errorf("the dry-run's vacate: %+v, want the 8 events of %s", pv.Vacate, testCalendar)
+	}
 	if n, _ := h.store.CountMappings(t.Context(), "team"); n != 8 || totalWrites(h.writes()) != before {
 		t.Errorf("the dry-run changed something: %d mappings, %d writes", n, totalWrites(h.writes())-before)
 	}

@@ -32,11 +32,24 @@ type Preview struct {
 	// due); ReconcileSkipped why Google could not be listed.
 	Reconcile        *Repairs
 	ReconcileSkipped error
+	// Vacate are the calendars the subscription moved away from, with how
+	// many of its events the sync would delete there once the new calendar
+	// holds the feed.
+	Vacate []Vacating
 	// Warnings are the feed's.
 	Warnings []feed.Warning
 	// Err is why the sync would fail before its plan (the feed cannot be
 	// fetched or read, the account cannot be used).
 	Err error
+}
+
+// Vacating is one calendar left behind, as a dry-run sees it.
+type Vacating struct {
+	At calsyncd.Location
+	// Deletes are the events of ours the sync would delete there; Err why
+	// they could not be listed.
+	Deletes int
+	Err     error
 }
 
 // Repairs are what reconcile finds.
@@ -104,7 +117,43 @@ func (r *Runner) Preview(ctx context.Context, sub config.Subscription, opts Opti
 	opts.Scheduled, opts.Started = false, nil
 	p := r.newPass(sub, opts, st)
 	p.dryRun = true
-	return r.run(ctx, r.decide(p)).preview(), nil
+	p = r.run(ctx, r.decide(p))
+	pv := p.preview()
+	if pv.Err == nil {
+		pv.Vacate = r.previewVacate(ctx, p)
+	}
+	return pv, nil
+}
+
+// previewVacate lists, read-only, what vacate would delete from each
+// calendar left behind (a dry-run lets go of no mapping, so the calendar
+// being moved away from is one of them).
+func (r *Runner) previewVacate(ctx context.Context, p pass) []Vacating {
+	left := p.leftBehind()
+	if p.movedFrom != nil && !slices.Contains(left, *p.movedFrom) {
+		left = append(left, *p.movedFrom)
+	}
+	var out []Vacating
+	for _, loc := range left {
+		v := Vacating{At: loc}
+		if same, err := r.sameCalendar(ctx, p, loc); err != nil || same {
+			if err != nil {
+				v.Err = err
+				out = append(out, v)
+			}
+			continue
+		}
+		w, err := r.Writer(loc.Account)
+		if err == nil {
+			var owned []diff.Owned
+			if owned, err = w.ListOwned(ctx, loc.Calendar, p.sub.ID); err == nil {
+				v.Deletes = len(diff.Vacate(owned, p.known.mappings, loc.Calendar == p.sub.Calendar))
+			}
+		}
+		v.Err = err
+		out = append(out, v)
+	}
+	return out
 }
 
 // preview is the pass's plan as a Preview.
