@@ -70,6 +70,9 @@ type Faults struct {
 	LostResponse float64
 	// Unauthorized answers every request 401 authError.
 	Unauthorized bool
+	// WriteOutage is the share of writes answered 500 backendError while
+	// reads are served: an outage of Google's write path.
+	WriteOutage float64
 }
 
 type bucket struct {
@@ -135,6 +138,10 @@ func (s *Server) admitLocked(op, user, calID string) *APIError {
 	}
 	if !isWrite(op) {
 		return nil
+	}
+	if p := s.faults.WriteOutage; p > 0 && s.rng.Float64() < p {
+		s.stats.Faults++
+		return errBackend()
 	}
 	now := s.now()
 	if u := s.usage[user]; u != nil && now.Before(u.lockedUntil) {

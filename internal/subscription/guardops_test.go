@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/config"
+	"github.com/calsyncd/calsyncd/internal/gcalfake"
 	"github.com/calsyncd/calsyncd/internal/subscription"
 )
 
@@ -114,5 +116,21 @@ func TestAdoptedEventsAreNeverDeletedByTheRunThatAdoptedThem(t *testing.T) {
 	}
 	if n := len(live(h)); n != 37 {
 		t.Errorf("calendar holds %d events, want 37", n)
+	}
+}
+
+// TestAGoogleOutageIsTransient: writes Google answers 5xx, beyond the
+// writer's retries, fail the run as class transient (issue 22, point 8:
+// it was "internal", see the daemon's log).
+func TestAGoogleOutageIsTransient(t *testing.T) {
+	h := newHarness(t, "")
+	h.fake.SetFaults(gcalfake.Faults{WriteOutage: 1})
+	h.setFeed(feedOf(0, 5))
+	rep := h.sync()
+	if rep.Run.Outcome != calsyncd.OutcomeFailed || rep.Run.ErrorClass != calsyncd.ClassTransient {
+		t.Fatalf("a write outage: %s, class %q (%s)", rep.Run.Outcome, rep.Run.ErrorClass, rep.Run.Error)
+	}
+	if !strings.Contains(rep.Run.Error, "server errors") {
+		t.Errorf("the error does not say what happened: %s", rep.Run.Error)
 	}
 }

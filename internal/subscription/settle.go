@@ -37,7 +37,11 @@ func (p pass) ending() ending {
 	}
 	switch {
 	case res.Failed > 0 && res.Writes() == 0 && res.Deferred == 0:
-		return ending{outcome: calsyncd.OutcomeFailed, err: fmt.Errorf("subscription: %d writes failed with transient Google errors", res.Failed)}
+		// The writer gave up on them after its retries: Google is having
+		// trouble (5xx, connections broken), which is transient, not a
+		// fault of ours (class internal would send the operator to the log).
+		return ending{outcome: calsyncd.OutcomeFailed, err: fmt.Errorf("subscription: %d writes failed: %w", res.Failed,
+			calsyncd.NewError(calsyncd.ClassTransient, "Google answered with server errors beyond the writer's retries; they are tried again on the next run"))}
 	case res.Skipped > 0:
 		// Interrupted by shutdown: the rest is picked up by the next run.
 		return ending{outcome: calsyncd.OutcomeDeferred}
