@@ -45,7 +45,7 @@ func handOffChild(url string) error {
 	r := &Runner{Config: cfg, Fetcher: fetch.NewFetcher(0, 0, 64<<20, feed.CheckBody),
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	p := pass{sub: sub, cfg: cfg, log: r.log()}
-	p = r.parse(r.fetch(context.Background(), p))
+	p = r.parse(context.Background(), r.fetch(context.Background(), p))
 	if p.over() {
 		return fmt.Errorf("pass ended: %s %v", p.end.outcome, p.end.err)
 	}

@@ -132,6 +132,9 @@ type ending struct {
 	// waitUntil is set when the pass did not fetch because the feed server
 	// asked us to wait.
 	waitUntil time.Time
+	// interrupted: the run's context ended (shutdown) before the pass
+	// could finish; what it could not do is no failure (deferred).
+	interrupted bool
 }
 
 // repaired is what reconcile found and did.
@@ -158,6 +161,25 @@ func (p pass) stop(outcome calsyncd.Outcome, err error) pass {
 }
 
 func (p pass) over() bool { return p.end != nil }
+
+// failed ends the pass as failed with err, unless the run's context
+// ended: then err is what the cancellation did to the stage (a fetch
+// cancelled mid-body, a request abandoned), not what the feed or Google
+// did, and the pass is deferred. A feed timeout of the fetcher's own
+// leaves ctx alone and stays a failure.
+func (p pass) failed(ctx context.Context, err error) pass {
+	if ctx.Err() != nil {
+		return p.interrupt()
+	}
+	return p.stop(calsyncd.OutcomeFailed, err)
+}
+
+// interrupt ends the pass as deferred by shutdown: it neither counts
+// toward ERROR nor resets the count, and leaves the last error as it was.
+func (p pass) interrupt() pass {
+	p.end = &ending{outcome: calsyncd.OutcomeDeferred, interrupted: true}
+	return p
+}
 
 // sync is the pass, stage by stage.
 func (r *Runner) sync(ctx context.Context, sub config.Subscription, opts Options) (Report, error) {
@@ -263,7 +285,7 @@ func (r *Runner) read(ctx context.Context, p pass) pass {
 	if p = r.fetch(ctx, p); p.over() {
 		return p
 	}
-	return r.parse(p)
+	return r.parse(ctx, p)
 }
 
 // load reads what the store knows of the subscription's events, its
@@ -306,6 +328,11 @@ func (r *Runner) fetch(ctx context.Context, p pass) pass {
 		return p
 	}
 	resp, err := r.Fetcher.Open(ctx, req)
+	if err != nil && ctx.Err() != nil {
+		// Shut down while the feed was being read: the feed server did
+		// not answer, so it says nothing of the feed.
+		return p.interrupt()
+	}
 	if err != nil {
 		r.observeFetch(p.sub.ID, "error")
 		var ferr *fetch.Error
@@ -357,7 +384,7 @@ func (p pass) unchanged() bool {
 // arrives: the body, its lines and the parsed tree are never all held at
 // once. The body's hash is known once it is read: a body unchanged since
 // the last complete run ends the pass here, before any mapping is read.
-func (r *Runner) parse(p pass) pass {
+func (r *Runner) parse(ctx context.Context, p pass) pass {
 	win := p.cfg.EffectiveWindow(p.sub)
 	p.now = r.now()
 	opts := feed.Options{DefaultZone: p.cfg.EffectiveTimeZone(p.sub), Identity: feed.Identity(p.sub.Identity),
@@ -370,6 +397,10 @@ func (r *Runner) parse(p pass) pass {
 		cal, err = feed.Parse(s, opts)
 		hash, ferr := s.Finish()
 		s.Close()
+		if ferr != nil && ctx.Err() != nil {
+			// Cut short by shutdown, not by the feed server.
+			return p.interrupt()
+		}
 		if ferr != nil {
 			// Cut short or too large: the fetch failed, whatever the
 			// parser made of what it got.
@@ -411,7 +442,7 @@ func (r *Runner) account(ctx context.Context, p pass) pass {
 	answered, err := w.CheckAccount(ctx, p.sub.ID, p.sub.Calendar)
 	p.checked = answered
 	if err != nil {
-		return p.stop(calsyncd.OutcomeFailed, p.refusedAccount(err))
+		return p.failed(ctx, p.refusedAccount(err))
 	}
 	return p
 }
@@ -729,6 +760,11 @@ func (r *Runner) forgetRejections(ctx context.Context, p *pass) error {
 // happened must not be lost), tells the Observer and logs the run's line.
 func (r *Runner) settle(ctx context.Context, p pass) (Report, error) {
 	e := p.ending()
+	if e.outcome == calsyncd.OutcomeFailed && ctx.Err() != nil {
+		// Whatever stage failed, it failed because shutdown cancelled the
+		// run (a write, the store, a listing): deferred, not failed.
+		e = ending{outcome: calsyncd.OutcomeDeferred, interrupted: true}
+	}
 	run := p.record(e)
 	run.FinishedAt = r.now()
 	next := p.nextState(e)

@@ -218,6 +218,8 @@ func (p pass) logRun(rep Report, e ending) {
 	}
 	msg, level := "sync finished", slog.LevelInfo
 	switch {
+	case e.interrupted:
+		msg, level = fmt.Sprintf("sync interrupted by shutdown; deferred %d writes", run.Deferred), slog.LevelWarn
 	case run.Outcome == calsyncd.OutcomeDeferred:
 		msg, level = fmt.Sprintf("sync deferred %d writes", run.Deferred), slog.LevelWarn
 	case run.Outcome == calsyncd.OutcomeFailed:
@@ -239,6 +241,9 @@ func (p pass) findings(rep Report, e ending) (bool, []any) {
 	}
 	if tr := rep.Transition; tr.Changed {
 		add(true, "state_changed_from", tr.From)
+	}
+	if e.interrupted {
+		add(false, "reason", "shutdown interrupted the run; the next run picks it up")
 	}
 	if !e.waitUntil.IsZero() {
 		add(false, "fetch_not_before", e.waitUntil.Format(time.RFC3339), "reason", "the feed server asked us to wait")
