@@ -42,6 +42,8 @@ type harness struct {
 	body []byte
 	// status, when set, is the feed server's answer instead of 200.
 	status int
+	// onFetch, when set, is called as the feed server starts to answer.
+	onFetch func()
 }
 
 func newHarness(t *testing.T, feedFile string) *harness {
@@ -53,6 +55,17 @@ func newHarness(t *testing.T, feedFile string) *harness {
 	h.feeds = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.mu.Lock()
 		defer h.mu.Unlock()
+		if h.onFetch != nil {
+			// Half the body, then the shutdown, while the rest is awaited.
+			w.Header().Set("Content-Type", "text/calendar")
+			w.Write(h.body[:len(h.body)/2])
+			w.(http.Flusher).Flush()
+			h.onFetch()
+			h.mu.Unlock()
+			<-r.Context().Done()
+			h.mu.Lock()
+			return
+		}
 		if h.status != 0 {
 			http.Error(w, http.StatusText(h.status), h.status)
 			return

@@ -8,6 +8,7 @@ package subscription_test
 // CALSYNCD_SIM_STEPS=N runs longer sequences.
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -44,7 +45,7 @@ var simKinds = []string{
 	// feed changes
 	"edit", "add", "remove", "replace", "shrink", "empty", "html", "truncated", "404",
 	// operator actions
-	"filter", "unfilter", "allow", "reconcile", "lostdb", "rename", "person",
+	"filter", "unfilter", "allow", "reconcile", "lostdb", "rename", "person", "sigterm",
 	// Google behaviours
 	"5xx", "ratelimit", "lost", "reading",
 }
@@ -129,6 +130,7 @@ type simRun struct {
 	faults   bool // Google was made to fail in this step
 	rateOnly bool // and only with rate limits
 	badFeed  bool
+	shutdown bool // the run was cut short by shutdown
 }
 
 // step applies one step and syncs.
@@ -220,7 +222,24 @@ func (w *simWorld) step(t *testing.T, s simStep) simRun {
 	default:
 		w.setFeed()
 	}
-	run.rep = h.syncWith(opts)
+	if s.Kind == "sigterm" {
+		// Shut down while the feed is being read.
+		ctx, cancel := context.WithCancel(t.Context())
+		h.mu.Lock()
+		h.onFetch = cancel
+		h.mu.Unlock()
+		rep, err := h.runner.Sync(ctx, h.cfg.Subscriptions[0], opts)
+		if err != nil {
+			t.Fatalf("sync: %v", err)
+		}
+		cancel()
+		h.mu.Lock()
+		h.onFetch = nil
+		h.mu.Unlock()
+		run.rep, run.shutdown = rep, true
+	} else {
+		run.rep = h.syncWith(opts)
+	}
 	h.fake.SetFaults(gcalfake.Faults{})
 	h.fake.SetQuota(gcalfake.Quota{})
 	return run
@@ -274,6 +293,9 @@ func (w *simWorld) check(t *testing.T, run simRun, before int, was calsyncd.Subs
 	}
 	if run.rateOnly && !run.badFeed && st.State == calsyncd.StateError && run.rep.Run.ErrorClass == calsyncd.ClassRateLimited {
 		return "a rate limit made the subscription ERROR"
+	}
+	if run.shutdown && (run.rep.Run.Outcome != calsyncd.OutcomeDeferred || st.ConsecutiveErrors > was.ConsecutiveErrors) {
+		return fmt.Sprintf("a shutdown counted as a failure: %s, %d errors in a row (was %d)", run.rep.Run.Outcome, st.ConsecutiveErrors, was.ConsecutiveErrors)
 	}
 	// After a clean run Google holds the feed's events (after the
 	// filters), once each, and the store maps exactly Google's.
