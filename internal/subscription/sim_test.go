@@ -382,7 +382,11 @@ func envInt(name string, def int) int {
 // TestSimulation runs a fixed budget of seeds (CALSYNCD_SIM_SEED: one
 // seed; CALSYNCD_SIM_STEPS: steps per seed).
 func TestSimulation(t *testing.T) {
-	seeds := []uint64{1, 2, 3, 4, 5, 6, 7, 8}
+	// About a minute under -race on CI's two cores.
+	seeds := make([]uint64, 16)
+	for i := range seeds {
+		seeds[i] = uint64(i + 1)
+	}
 	if s := os.Getenv("CALSYNCD_SIM_SEED"); s != "" {
 		n, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
@@ -390,7 +394,7 @@ func TestSimulation(t *testing.T) {
 		}
 		seeds = []uint64{n}
 	}
-	steps := envInt("CALSYNCD_SIM_STEPS", 30)
+	steps := envInt("CALSYNCD_SIM_STEPS", 35)
 	goroutines := runtime.NumGoroutine()
 	for _, seed := range seeds {
 		seq := simSteps(rand.New(rand.NewPCG(seed, 22)), steps)
