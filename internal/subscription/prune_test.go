@@ -19,15 +19,13 @@ import (
 	"github.com/calsyncd/calsyncd/internal/subscription"
 )
 
-// gateWriter accepts every write; its first batch waits for the gate to
-// open, so a test can act while a run is in the middle of writing.
+// gateWriter accepts every write and counts them (opsWriter); its first
+// batch waits for the gate to open, so a test can act while a run is in
+// the middle of writing.
 type gateWriter struct {
-	okWriter
+	opsWriter
 	entered, gate chan struct{}
 	once          sync.Once
-
-	mu      sync.Mutex
-	deletes int
 }
 
 func newGateWriter() *gateWriter {
@@ -39,21 +37,10 @@ func (w *gateWriter) Apply(ctx context.Context, b diff.Batch, p calsyncd.Persist
 		close(w.entered)
 		<-w.gate
 	})
-	w.mu.Lock()
-	for _, op := range b.Ops {
-		if op.Kind == diff.Delete {
-			w.deletes++
-		}
-	}
-	w.mu.Unlock()
-	return w.okWriter.Apply(ctx, b, p)
+	return w.opsWriter.Apply(ctx, b, p)
 }
 
-func (w *gateWriter) deleted() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.deletes
-}
+func (w *gateWriter) deleted() int { return w.count(diff.Delete) }
 
 // lockedBuffer is a log sink safe for the daemon's goroutines.
 type lockedBuffer struct {

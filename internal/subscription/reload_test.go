@@ -20,29 +20,37 @@ const twoEvents = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:test\r\n" +
 	"BEGIN:VEVENT\r\nUID:b@example.com\r\nDTSTART:20270112T090000Z\r\nDTEND:20270112T100000Z\r\nSUMMARY:B\r\nEND:VEVENT\r\n" +
 	"END:VCALENDAR\r\n"
 
-// opsWriter accepts every write and counts the ops it was given.
+// opsWriter accepts every write and counts the ops it was given, by kind.
 type opsWriter struct {
 	okWriter
-	mu      sync.Mutex
-	updates int
+	mu     sync.Mutex
+	byKind map[diff.Kind]int
 }
 
 func (w *opsWriter) Apply(ctx context.Context, b diff.Batch, p calsyncd.Persister) calsyncd.WriteResult {
 	w.mu.Lock()
+	if w.byKind == nil {
+		w.byKind = map[diff.Kind]int{}
+	}
 	for _, op := range b.Ops {
-		if op.Kind == diff.Update {
-			w.updates++
-		}
+		w.byKind[op.Kind]++
 	}
 	w.mu.Unlock()
 	return w.okWriter.Apply(ctx, b, p)
 }
 
+func (w *opsWriter) count(k diff.Kind) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.byKind[k]
+}
+
+// took is how many updates were asked for since the last call.
 func (w *opsWriter) took() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	n := w.updates
-	w.updates = 0
+	n := w.byKind[diff.Update]
+	w.byKind[diff.Update] = 0
 	return n
 }
 
