@@ -50,7 +50,7 @@ func (w *opsWriter) took() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	n := w.byKind[diff.Update]
-	w.byKind[diff.Update] = 0
+	delete(w.byKind, diff.Update)
 	return n
 }
 
