@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	calendar "google.golang.org/api/calendar/v3"
 
@@ -47,7 +48,7 @@ var simKinds = []string{
 	// operator actions
 	"filter", "unfilter", "allow", "reconcile", "lostdb", "rename", "person", "sigterm",
 	// Google behaviours
-	"5xx", "ratelimit", "lost", "reading",
+	"5xx", "ratelimit", "lockout", "lost", "reading",
 }
 
 func simSteps(rng *rand.Rand, n int) []simStep {
@@ -196,6 +197,11 @@ func (w *simWorld) step(t *testing.T, s simStep) simRun {
 	case "ratelimit":
 		h.fake.SetQuota(gcalfake.Quota{Rate: 50, Burst: 2, Mode: gcalfake.LimitMode(s.N % 3)})
 		run.faults, run.rateOnly = true, true
+	case "lockout":
+		// Calendar's usage limit: a few creates, then every write refused
+		// for the rest of the step.
+		h.fake.SetUsageLimit(gcalfake.UsageLimit{Creates: s.N % 5, Window: time.Hour, Lockout: time.Hour})
+		run.faults, run.rateOnly = true, true
 	case "lost":
 		h.fake.SetFaults(gcalfake.Faults{LostResponse: 0.2})
 		run.faults = true
@@ -242,6 +248,7 @@ func (w *simWorld) step(t *testing.T, s simStep) simRun {
 	}
 	h.fake.SetFaults(gcalfake.Faults{})
 	h.fake.SetQuota(gcalfake.Quota{})
+	h.fake.SetUsageLimit(gcalfake.UsageLimit{})
 	return run
 }
 
@@ -291,8 +298,12 @@ func (w *simWorld) check(t *testing.T, run simRun, before int, was calsyncd.Subs
 	if err != nil {
 		return err.Error()
 	}
-	if run.rateOnly && !run.badFeed && st.State == calsyncd.StateError && run.rep.Run.ErrorClass == calsyncd.ClassRateLimited {
-		return "a rate limit made the subscription ERROR"
+	if c := run.rep.Run.ErrorClass; run.rateOnly && st.State == calsyncd.StateError && was.State != calsyncd.StateError &&
+		(c == calsyncd.ClassRateLimited || c == calsyncd.ClassUsageLimited) {
+		return "a rate or usage limit made the subscription ERROR"
+	}
+	if c := run.rep.Run.ErrorClass; (c == calsyncd.ClassRateLimited || c == calsyncd.ClassUsageLimited) && st.ConsecutiveErrors > was.ConsecutiveErrors {
+		return fmt.Sprintf("a %s run counted toward ERROR (%d in a row)", c, st.ConsecutiveErrors)
 	}
 	if run.shutdown && (run.rep.Run.Outcome != calsyncd.OutcomeDeferred || st.ConsecutiveErrors > was.ConsecutiveErrors) {
 		return fmt.Sprintf("a shutdown counted as a failure: %s, %d errors in a row (was %d)", run.rep.Run.Outcome, st.ConsecutiveErrors, was.ConsecutiveErrors)
@@ -396,6 +407,10 @@ func TestSimulation(t *testing.T) {
 	}
 	steps := envInt("CALSYNCD_SIM_STEPS", 35)
 	goroutines := runtime.NumGoroutine()
+	var mem runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&mem)
+	heap := mem.HeapAlloc
 	for _, seed := range seeds {
 		seq := simSteps(rand.New(rand.NewPCG(seed, 22)), steps)
 		var at int
@@ -412,6 +427,10 @@ func TestSimulation(t *testing.T) {
 	runtime.GC()
 	if g := runtime.NumGoroutine(); g > goroutines+50 {
 		t.Errorf("goroutines grew from %d to %d across the simulation", goroutines, g)
+	}
+	runtime.ReadMemStats(&mem)
+	if grown := int64(mem.HeapAlloc) - int64(heap); grown > 64<<20 {
+		t.Errorf("the heap grew by %d MiB across the simulation", grown>>20)
 	}
 	t.Logf("%d seeds × %d steps", len(seeds), steps)
 }
