@@ -24,6 +24,9 @@ type Settled struct {
 	// HeldByFilters are the held deletes of events the subscription's
 	// filters now exclude: a filter change, not a broken feed.
 	HeldByFilters int
+	// HeldWhy says why the guard holds the deletes and what releases
+	// them ("" when none are held).
+	HeldWhy string
 	// CredentialsRefused: Google refused the account's credentials in this
 	// run (Holds), accepted them (Cleared: it answered a request of the
 	// account), or the run did not get that far (Unknown).

@@ -224,6 +224,22 @@ func TestAlertsEndToEnd(t *testing.T) {
 	w.sync(subscription.Options{})
 	w.sync(subscription.Options{})
 	expect("most events gone: held", "deletes_held")
+	// The message says why they are held and what releases them.
+	said := 0
+	for _, r := range w.rcv.requests() {
+		var m alert.Message
+		if json.Unmarshal(r.body, &m) == nil && m.Event == "deletes_held" {
+			said++
+		}
+		if json.Unmarshal(r.body, &m) == nil && m.Event == "deletes_held" &&
+			!(strings.Contains(m.Message, "broken feed rather than a change") && strings.Contains(m.Message, "--allow-deletes team") &&
+				strings.Contains(m.Message, "3 runs in a row ask for the same deletes")) {
+			t.Errorf("deletes_held says: %s", m.Message)
+		}
+	}
+	if said != 1 {
+		t.Errorf("%d deletes_held messages, want 1", said)
+	}
 	w.sync(subscription.Options{AllowDeletes: true})
 	expect("allowed", "deletes_released")
 

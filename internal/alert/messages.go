@@ -40,11 +40,15 @@ func describe(cfg *config.Config, ev Event, s calsyncd.Settled, reminder bool, s
 			"(or all of them), which looks like a broken feed rather than a change. Creates and updates still go. "+
 			"If the events really are gone, run `calsyncd sync --allow-deletes %s`; otherwise fix the feed. "+
 			"The guard lets them go after %d runs in a row.", still, s.HeldDeletes, id, id, cfg.Sync.DeleteGuard.ConfirmRuns)
-		if s.HeldByFilters > 0 {
+		switch {
+		case s.HeldWhy != "":
+			m.Message = fmt.Sprintf("The mass-delete guard %sholds %d deletes of subscription %s; creates and updates still go. Of them, %s. "+
+				"`calsyncd sync --dry-run %s` lists them.", still, s.HeldDeletes, id, s.HeldWhy, id)
+		case s.HeldByFilters > 0:
 			m.Message = fmt.Sprintf("The mass-delete guard %sholds %d deletes of subscription %s; %d of them are events its filters now exclude: "+
 				"a filter change, not a broken feed. `calsyncd sync --dry-run %s` lists them; if the filters are meant, run "+
-				"`calsyncd sync --allow-deletes %s`. The guard lets them go after %d runs in a row.",
-				still, s.HeldDeletes, id, s.HeldByFilters, id, id, cfg.Sync.DeleteGuard.ConfirmRuns)
+				"`calsyncd sync --allow-deletes %s`; waiting does not release them.",
+				still, s.HeldDeletes, id, s.HeldByFilters, id, id)
 		}
 	case DeletesReleased:
 		m.Title = fmt.Sprintf("calsyncd: %s: no deletes held", id)

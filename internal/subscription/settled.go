@@ -24,6 +24,7 @@ func (p pass) settled(rep Report, next calsyncd.SubscriptionState, e ending) cal
 	}
 	if p.verdict.Held > 0 {
 		s.HeldByFilters = min(p.filtered, p.verdict.Held)
+		s.HeldWhy = p.heldWhy()
 	}
 	s.UsageLimited, s.UsageLimitedUntil = p.usageLimit(rep.Run.FinishedAt)
 	switch {
