@@ -132,6 +132,7 @@ type simRun struct {
 	rateOnly bool // and only with rate limits
 	badFeed  bool
 	shutdown bool // the run was cut short by shutdown
+	outage   bool // Google answered 5xx
 }
 
 // step applies one step and syncs.
@@ -192,8 +193,13 @@ func (w *simWorld) step(t *testing.T, s simStep) simRun {
 	case "person":
 		w.addPerson()
 	case "5xx":
-		h.fake.SetFaults(gcalfake.Faults{BackendError: 0.3, Unavailable: 0.2})
-		run.faults = true
+		if s.N%2 == 0 {
+			// An outage of the write path: reads answer, every write 500s.
+			h.fake.SetFaults(gcalfake.Faults{WriteOutage: 1})
+		} else {
+			h.fake.SetFaults(gcalfake.Faults{BackendError: 0.3, Unavailable: 0.2})
+		}
+		run.faults, run.outage = true, true
 	case "ratelimit":
 		h.fake.SetQuota(gcalfake.Quota{Rate: 50, Burst: 2, Mode: gcalfake.LimitMode(s.N % 3)})
 		run.faults, run.rateOnly = true, true
@@ -304,6 +310,9 @@ func (w *simWorld) check(t *testing.T, run simRun, before int, was calsyncd.Subs
 	}
 	if c := run.rep.Run.ErrorClass; (c == calsyncd.ClassRateLimited || c == calsyncd.ClassUsageLimited) && st.ConsecutiveErrors > was.ConsecutiveErrors {
 		return fmt.Sprintf("a %s run counted toward ERROR (%d in a row)", c, st.ConsecutiveErrors)
+	}
+	if run.outage && run.rep.Run.ErrorClass == calsyncd.ClassInternal {
+		return "a Google 5xx outage was reported as internal: " + run.rep.Run.Error
 	}
 	if run.shutdown && (run.rep.Run.Outcome != calsyncd.OutcomeDeferred || st.ConsecutiveErrors > was.ConsecutiveErrors) {
 		return fmt.Sprintf("a shutdown counted as a failure: %s, %d errors in a row (was %d)", run.rep.Run.Outcome, st.ConsecutiveErrors, was.ConsecutiveErrors)
