@@ -295,7 +295,7 @@ func TestInstallAsTheReadmeSays(t *testing.T) {
 		t.Errorf("the calendar holds %d events, want the feed's 3", n)
 	}
 	for _, ev := range g.fake.Events("team@example.com") {
-		if !gcalwriter.Owned(ev, "team") {
+		if sub, _, ok := gcalwriter.Marks(ev); !ok || sub != "team" {
 			t.Errorf("event %s lacks calsyncd's mark", ev.Id)
 		}
 	}

@@ -33,6 +33,9 @@ type app struct {
 	metrics *status.Metrics // nil outside the daemon
 	// readOnly: the writers remember no throttle state (a dry-run).
 	readOnly bool
+	// owner names this installation in its events (calsyncd.Owner),
+	// settled at start: the runner and every writer use it.
+	owner calsyncd.Owner
 
 	writers *gcalwriter.Pool
 
@@ -95,7 +98,9 @@ func loadConfig(path string) (*config.Config, error) {
 }
 
 // openApp opens the store and wires the runner.
-func openApp(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, error) {
+// A read-only app (a dry-run) records nothing: not even the owner name it
+// would settle on.
+func openApp(ctx context.Context, cfg *config.Config, log *slog.Logger, readOnly bool) (*app, error) {
 	for _, w := range cfg.Warnings {
 		log.Warn("configuration warning", "warning", w.String())
 	}
@@ -103,14 +108,24 @@ func openApp(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, e
 	if err != nil {
 		return nil, err
 	}
+	claim := st.ClaimOwner
+	if readOnly {
+		claim = st.Owner
+	}
+	owner, err := claim(ctx, cfg.Owner, config.HostOwner())
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 	fetch.Version = version
-	a := &app{cfg: cfg, log: log, store: st}
+	a := &app{cfg: cfg, log: log, store: st, owner: owner, readOnly: readOnly}
 	a.writers = gcalwriter.NewPool(func(ctx context.Context, account string) (*calendar.Service, string, error) {
 		return newCalendarService(ctx, a.config(), account, log)
 	}, a.writerOptions)
 	a.runner = &subscription.Runner{
 		Config:  cfg,
 		Store:   st,
+		Owner:   owner,
 		Fetcher: fetch.NewFetcher(cfg.Feed.ConnectTimeout.D(), cfg.Feed.Timeout.D(), int64(cfg.Feed.MaxSize), feed.CheckBody),
 		Writer: func(account string) (subscription.Writer, error) {
 			w, err := a.writers.Writer(ctx, account)
@@ -142,7 +157,7 @@ func (a *app) stateWritable() error {
 // writerOptions are an account's writer settings, as configured.
 func (a *app) writerOptions(account string) gcalwriter.Options {
 	o := a.config().Writer.Options()
-	o.Logger, o.Memory = a.log.With("account", account), a.store
+	o.Logger, o.Memory, o.Owner = a.log.With("account", account), a.store, a.owner
 	if a.readOnly {
 		o.Memory = readOnlyMemory{a.store}
 	}

@@ -51,7 +51,7 @@ func (c *demoCommand) Run(ctx context.Context, args []string) error {
 	defer stop(context.WithoutCancel(ctx))
 	cfg := demoConfig(dir, base, fake)
 
-	a, err := openApp(ctx, cfg, log)
+	a, err := openApp(ctx, cfg, log, false)
 	if err != nil {
 		return err
 	}

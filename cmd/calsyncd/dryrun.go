@@ -31,12 +31,11 @@ func (c *syncCommand) dryRun(ctx context.Context, cfg *config.Config, subs []con
 		return err
 	}
 	defer cleanup()
-	a, err := openApp(ctx, cfg, log)
+	a, err := openApp(ctx, cfg, log, true)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	a.readOnly = true
 	previews := make([]subscription.Preview, len(subs))
 	failed := 0
 	for i, sub := range subs {

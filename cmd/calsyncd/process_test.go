@@ -117,7 +117,7 @@ func (w *world) checkMirror(t *testing.T, n int) {
 	t.Helper()
 	seen := map[string]string{}
 	for _, ev := range w.fake.Events("team@example.com") {
-		if !gcalwriter.Owned(ev, "team") {
+		if sub, _, ok := gcalwriter.Marks(ev); !ok || sub != "team" {
 			t.Errorf("unowned event in the calendar: %s", gcalfake.String(ev))
 			continue
 		}

@@ -44,7 +44,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	if err := status.CheckListen(cfg.Listen, cfg.Status.Token); err != nil {
 		return err
 	}
-	a, err := openApp(ctx, cfg, log)
+	a, err := openApp(ctx, cfg, log, false)
 	if err != nil {
 		return err
 	}
@@ -87,7 +87,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	if err := d.Start(ctx); err != nil {
 		return err
 	}
-	log.Info("calsyncd running", "version", version, "config", cfg.Path, "subscriptions", len(cfg.Subscriptions), "replica", owner,
+	log.Info("calsyncd running", "version", version, "config", cfg.Path, "subscriptions", len(cfg.Subscriptions), "owner", a.owner.Name, "replica", owner,
 		"status", "http://"+ln.Addr().String()+"/")
 	_ = sdNotify("READY=1\nSTATUS=syncing " + fmt.Sprint(len(cfg.Subscriptions)) + " subscriptions")
 
@@ -130,8 +130,8 @@ func (c *runCommand) reload(ctx context.Context, d *subscription.Daemon, a *app,
 		return
 	}
 	a.setConfig(cfg)
-	if cfg.Listen != old.Listen || cfg.Status.Token != old.Status.Token || cfg.Store != old.Store {
-		a.log.Warn("listen, status.token and store changes take effect after a restart")
+	if cfg.Listen != old.Listen || cfg.Status.Token != old.Status.Token || cfg.Store != old.Store || cfg.Owner != old.Owner {
+		a.log.Warn("listen, status.token, store and owner changes take effect after a restart")
 	}
 }
 

@@ -44,7 +44,7 @@ func (c *syncCommand) Run(ctx context.Context, args []string) error {
 	if *dryRun {
 		return c.dryRun(ctx, cfg, subs, log, subscription.Options{AllowDeletes: *allowDeletes, Reconcile: *reconcile}, *asJSON)
 	}
-	a, err := openApp(ctx, cfg, log)
+	a, err := openApp(ctx, cfg, log, false)
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,10 @@ type Config struct {
 	// Warnings are what is valid but probably a mistake, in file order.
 	Warnings []Warning `yaml:"-"`
 
-	StateDir      string         `yaml:"state_dir"`
+	StateDir string `yaml:"state_dir"`
+	// Owner names this installation in its events' marks and ids
+	// (calsyncd.Owner); "" takes the store's, else HostOwner.
+	Owner         string         `yaml:"owner"`
 	Listen        string         `yaml:"listen"`
 	Schedule      string         `yaml:"schedule"`
 	Log           Log            `yaml:"log"`

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -254,7 +255,7 @@ func TestRedactURL(t *testing.T) {
 // gcalwriter's own, and the block turns back into exactly those options;
 // retry_base and retry_cap reach the writer.
 func TestWriterDefaultsAreTheWriters(t *testing.T) {
-	if got, want := config.Default().Writer.Options(), gcalwriter.DefaultOptions(); got != want {
+	if got, want := config.Default().Writer.Options(), gcalwriter.DefaultOptions(); !reflect.DeepEqual(got, want) {
 		t.Errorf("config's writer defaults give %+v, want gcalwriter.DefaultOptions %+v", got, want)
 	}
 	cfg, err := parse(t, "writer:\n  retry_base: 500ms\n  retry_cap: 8s\n  spacing: 100ms\n", nil)

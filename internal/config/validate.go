@@ -15,6 +15,10 @@ import (
 
 var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 
+// ownerPattern is what an owner name may be: it is written into every
+// event's marks and hashed into its id.
+var ownerPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
+
 // headerNamePattern is RFC 9110's token.
 var headerNamePattern = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
@@ -45,6 +49,9 @@ func (c *Config) validate(d *decoder) Errors {
 func (c *Config) validateDaemon(bad complaint) {
 	if c.StateDir == "" {
 		bad("state_dir", "must not be empty")
+	}
+	if c.Owner != "" && !ownerPattern.MatchString(c.Owner) {
+		bad("owner", "must be lowercase letters, digits, ., - or _ (at most 63), e.g. %s", HostOwner())
 	}
 	if msg := checkSchedule(c.Schedule); msg != "" {
 		bad("schedule", "%s", msg)

@@ -87,7 +87,7 @@ func TestReconcileTellsAnInstanceEditedByHandFromADuplicate(t *testing.T) {
 		{Key: series, EventID: "gs_20270111T090000Z", Hash: "h", Instance: true, Original: "20270111T090000Z"},
 		{Key: series, EventID: "gs_20270118T090000Z", Hash: "h", Instance: true, Original: "20270118T090000Z", Cancelled: true},
 	}
-	r := diff.Reconcile("team", mapped, owned)
+	r := diff.Reconcile(calsyncd.Owner{}, "team", mapped, owned)
 	if len(r.Duplicates) != 0 || len(r.Adopt) != 0 || len(r.Refresh) != 0 {
 		t.Fatalf("repair %+v: an edited instance is no duplicate", r)
 	}
@@ -105,7 +105,7 @@ func TestReconcileTellsAnInstanceEditedByHandFromADuplicate(t *testing.T) {
 	mapped = append(mapped, calsyncd.Mapping{Key: want[0], EventID: "gs_20270111T090000Z", Hash: "hi"},
 		calsyncd.Mapping{Key: want[1], EventID: "gs_20270118T090000Z", Hash: "hi"})
 	owned[1].Key, owned[2].Key, owned[2].Cancelled = want[0], want[1], false
-	if r := diff.Reconcile("team", mapped, owned); !r.Empty() {
+	if r := diff.Reconcile(calsyncd.Owner{}, "team", mapped, owned); !r.Empty() {
 		t.Errorf("after the repair: %+v", r)
 	}
 }

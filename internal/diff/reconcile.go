@@ -76,7 +76,7 @@ func (r Repair) Empty() bool {
 // series' marks and no recurrence id of ours is an instance a person
 // edited or deleted (Edited), never a duplicate of its series. Split-off series and standalone
 // occurrences are events of their own, refreshed like any other.
-func Reconcile(subscriptionID string, mapped []calsyncd.Mapping, owned []Owned) Repair {
+func Reconcile(owner calsyncd.Owner, subscriptionID string, mapped []calsyncd.Mapping, owned []Owned) Repair {
 	var r Repair
 	have := make(map[calsyncd.Key]calsyncd.Mapping, len(mapped))
 	mappedIDs := make(map[string]bool, len(mapped))
@@ -119,9 +119,9 @@ func Reconcile(subscriptionID string, mapped []calsyncd.Mapping, owned []Owned) 
 			}
 		}
 		if keep < 0 {
-			keep = bestCopy(subscriptionID, copies)
+			keep = bestCopy(owner, subscriptionID, copies)
 			o := copies[keep]
-			r.Adopt = append(r.Adopt, calsyncd.Mapping{Key: k, EventID: o.EventID, Generation: max(0, generationOf(subscriptionID, o)),
+			r.Adopt = append(r.Adopt, calsyncd.Mapping{Key: k, EventID: o.EventID, Generation: max(0, generationOf(owner, subscriptionID, o)),
 				Hash: o.Hash, ETag: o.ETag})
 		}
 		for i, o := range copies {
@@ -143,11 +143,11 @@ func Reconcile(subscriptionID string, mapped []calsyncd.Mapping, owned []Owned) 
 
 // bestCopy picks the copy to keep: one with our deterministic id (highest
 // generation), else the most recently updated, else the smallest id.
-func bestCopy(subscriptionID string, copies []Owned) int {
+func bestCopy(owner calsyncd.Owner, subscriptionID string, copies []Owned) int {
 	best := 0
 	for i := 1; i < len(copies); i++ {
 		a, b := copies[i], copies[best]
-		ga, gb := generationOf(subscriptionID, a), generationOf(subscriptionID, b)
+		ga, gb := generationOf(owner, subscriptionID, a), generationOf(owner, subscriptionID, b)
 		switch {
 		case ga != gb:
 			if ga > gb {
@@ -164,10 +164,11 @@ func bestCopy(subscriptionID string, copies []Owned) int {
 	return best
 }
 
-// generationOf finds which id generation an owned event's id is, or -1.
-func generationOf(subscriptionID string, o Owned) int {
+// generationOf finds which id generation an owned event's id is (under
+// any of the owner's names), or -1.
+func generationOf(owner calsyncd.Owner, subscriptionID string, o Owned) int {
 	for g := maxGeneration; g >= 0; g-- {
-		if mapping.EventID(subscriptionID, o.Key, g) == o.EventID {
+		if mapping.Derived(owner, subscriptionID, o.Key, g, o.EventID) {
 			return g
 		}
 	}

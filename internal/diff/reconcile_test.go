@@ -14,7 +14,7 @@ import (
 func TestReconcile(t *testing.T) {
 	const sub = "team"
 	key := func(uid string) calsyncd.Key { return calsyncd.Key{UID: uid} }
-	id := func(uid string, gen int) string { return mapping.EventID(sub, key(uid), gen) }
+	id := func(uid string, gen int) string { return mapping.EventID("", sub, key(uid), gen) }
 	owned := func(uid, eventID, hash string, cancelled bool, updated int) diff.Owned {
 		return diff.Owned{Key: key(uid), EventID: eventID, Hash: hash, ETag: "e-" + eventID[:6], Cancelled: cancelled,
 			Updated: time.Unix(int64(updated), 0)}
@@ -83,7 +83,7 @@ func TestReconcile(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := diff.Reconcile(sub, tt.mapped, tt.owned)
+			r := diff.Reconcile(calsyncd.Owner{}, sub, tt.mapped, tt.owned)
 			var adopt, refresh, dups []string
 			for _, m := range r.Adopt {
 				adopt = append(adopt, fmt.Sprintf("%s=%s/%d/%s", m.Key.UID, m.EventID, m.Generation, m.Hash))

@@ -15,6 +15,7 @@ import (
 
 	calendar "google.golang.org/api/calendar/v3"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/feed"
 )
 
@@ -22,6 +23,9 @@ import (
 // 44 characters and values at most 1024 (Google's limits).
 const (
 	PropSubscription = "calsyncd_sub"
+	// PropOwner names the installation that wrote the event
+	// (calsyncd.Owner); events written before owners existed lack it.
+	PropOwner        = "calsyncd_owner"
 	PropUID          = "calsyncd_uid"
 	PropRecurrenceID = "calsyncd_rid"
 	PropHash         = "calsyncd_hash"
@@ -32,8 +36,9 @@ const maxPropValue = 1024
 
 // ToGoogle converts a feed event to the Google event we write for it: what
 // Google shows of it (feed.Shown) and our marks. The id is left for the
-// caller. It never sets attendees: Google would email them.
-func ToGoogle(subscriptionID string, ev *feed.Event) *calendar.Event {
+// caller. It never sets attendees: Google would email them. An empty owner
+// writes the legacy marks (no owner mark).
+func ToGoogle(owner, subscriptionID string, ev *feed.Event) *calendar.Event {
 	g := fromShown(ev.Shown())
 	g.ExtendedProperties = &calendar.EventExtendedProperties{
 		Private: map[string]string{
@@ -41,6 +46,9 @@ func ToGoogle(subscriptionID string, ev *feed.Event) *calendar.Event {
 			PropUID:          clip(ev.UID),
 			PropHash:         ev.Hash,
 		},
+	}
+	if owner != "" {
+		g.ExtendedProperties.Private[PropOwner] = owner
 	}
 	if ev.RecurrenceID != "" {
 		g.ExtendedProperties.Private[PropRecurrenceID] = ev.RecurrenceID
@@ -117,10 +125,23 @@ func clip(s string) string {
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // Owned reports whether a Google event carries our marks for the
-// subscription. Events without them belong to a person and are never
-// touched.
-func Owned(ev *calendar.Event, subscriptionID string) bool {
-	return ev.ExtendedProperties != nil && ev.ExtendedProperties.Private[PropSubscription] == subscriptionID
+// subscription: the subscription's id and an owner mark the owner
+// recognises (none, for events written before owners existed). Events
+// without marks belong to a person, events with another owner's mark to
+// another installation; neither is ever touched.
+func Owned(ev *calendar.Event, o calsyncd.Owner, subscriptionID string) bool {
+	sub, owner, ok := Marks(ev)
+	return ok && sub == subscriptionID && o.Recognises(owner)
+}
+
+// Marks reads the subscription and owner marks of a Google event, whoever
+// wrote it; ok is false when it carries no subscription mark.
+func Marks(ev *calendar.Event) (subscriptionID, owner string, ok bool) {
+	if ev.ExtendedProperties == nil {
+		return "", "", false
+	}
+	p := ev.ExtendedProperties.Private
+	return p[PropSubscription], p[PropOwner], p[PropSubscription] != ""
 }
 
 // OwnedHash is the content hash we stamped on an event we wrote.
@@ -129,6 +150,11 @@ func OwnedHash(ev *calendar.Event) string {
 		return ""
 	}
 	return ev.ExtendedProperties.Private[PropHash]
+}
+
+func ownerMark(ev *calendar.Event) string {
+	_, owner, _ := Marks(ev)
+	return owner
 }
 
 // reminders is Google's form of a subscription's reminders (nil: the
@@ -165,7 +191,7 @@ func personalFields(dst, theirs *calendar.Event) {
 // "different": one update too many costs a quota unit, a stale event stays
 // wrong.
 func SameContent(want, got *calendar.Event) bool {
-	return OwnedHash(got) == OwnedHash(want) &&
+	return OwnedHash(got) == OwnedHash(want) && ownerMark(got) == ownerMark(want) &&
 		got.Summary == want.Summary && got.Description == want.Description && got.Location == want.Location &&
 		sameTime(want.Start, got.Start) && sameTime(want.End, got.End) &&
 		slices.Equal(want.Recurrence, got.Recurrence) &&

@@ -79,8 +79,8 @@ func (n *naiveWriter) Apply(ctx context.Context, b diff.Batch, p calsyncd.Persis
 	for range n.concurrency {
 		wg.Go(func() {
 			for op := range work {
-				id := mapping.EventID(b.SubscriptionID, op.Key, 0)
-				ev := gcalwriter.ToGoogle(b.SubscriptionID, op.Event)
+				id := mapping.EventID("", b.SubscriptionID, op.Key, 0)
+				ev := gcalwriter.ToGoogle("", b.SubscriptionID, op.Event)
 				ev.Id = id
 				got, err := n.svc.Events.Insert(b.CalendarID, ev).SendUpdates("none").Context(ctx).Do()
 				var gerr *googleapi.Error
@@ -159,7 +159,7 @@ func checkMirrors(t *testing.T, fake *gcalfake.Server, desired []feed.Event) {
 	t.Helper()
 	want := map[string]string{}
 	for i := range desired {
-		want[mapping.EventID(sub, desired[i].Key(), 0)] = desired[i].Summary
+		want[mapping.EventID("", sub, desired[i].Key(), 0)] = desired[i].Summary
 	}
 	live := fake.Events(cal)
 	if len(live) != len(desired) {

@@ -76,7 +76,7 @@ func (w *Writer) writeInstance(br *batchRun, bud *budget, op diff.Op) error {
 	if seriesID == "" {
 		return fmt.Errorf("gcalwriter: the series of %s is not in Google yet", op.Key)
 	}
-	want := ToGoogle(br.SubscriptionID, op.Event)
+	want := ToGoogle(w.o.Owner.Name, br.SubscriptionID, op.Event)
 	want.RecurringEventId = seriesID
 	want.OriginalStartTime = originalStartTime(op)
 	orig := op.Event.Original

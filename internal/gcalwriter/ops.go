@@ -126,8 +126,8 @@ func (w *Writer) saved(br *batchRun, op diff.Op, m calsyncd.Mapping) error {
 // already there (a lost response or a lost database): adopt or restore it.
 func (w *Writer) create(br *batchRun, bud *budget, op diff.Op, generation int) error {
 	for gen := generation; gen < generation+w.o.MaxGenerations; gen++ {
-		id := mapping.EventID(br.SubscriptionID, op.Key, gen)
-		want := ToGoogle(br.SubscriptionID, op.Event)
+		id := mapping.EventID(w.o.Owner.Name, br.SubscriptionID, op.Key, gen)
+		want := ToGoogle(w.o.Owner.Name, br.SubscriptionID, op.Event)
 		want.Id = id
 		var got *calendar.Event
 		err := w.call(br, bud, write, func(ctx context.Context) (err error) {
@@ -169,7 +169,7 @@ func (w *Writer) adopt(br *batchRun, bud *budget, op diff.Op, want *calendar.Eve
 			return false, err
 		}
 		cancelled := existing.Status == "cancelled"
-		if !ownedOrUnmarkedCancelled(existing, br.SubscriptionID) {
+		if !ownedOrUnmarkedCancelled(existing, w.o.Owner, br.SubscriptionID) {
 			w.log.Warn("an event that is not ours holds our id; using the next id generation",
 				"subscription", br.SubscriptionID, "generation", gen+1)
 			return false, nil
@@ -186,7 +186,7 @@ func (w *Writer) adopt(br *batchRun, bud *budget, op diff.Op, want *calendar.Eve
 			br.update(func(r *calsyncd.WriteResult) { r.Created++; r.Adopted++ })
 			return true, w.saved(br, op, calsyncd.Mapping{Key: op.Key, EventID: want.Id, Generation: gen, Hash: op.Event.Hash, ETag: existing.Etag})
 		}
-		body := ToGoogle(br.SubscriptionID, op.Event)
+		body := ToGoogle(w.o.Owner.Name, br.SubscriptionID, op.Event)
 		personalFields(body, existing)
 		var got *calendar.Event
 		err = w.call(br, bud, write, func(ctx context.Context) (err error) {
@@ -223,8 +223,8 @@ func (w *Writer) adopt(br *batchRun, bud *budget, op diff.Op, want *calendar.Eve
 // ownedOrUnmarkedCancelled: an event is ours when it carries our marks; a
 // cancelled event with no marks at all under our deterministic id is ours
 // too (Google may strip a deleted event to its id).
-func ownedOrUnmarkedCancelled(ev *calendar.Event, subscriptionID string) bool {
-	if Owned(ev, subscriptionID) {
+func ownedOrUnmarkedCancelled(ev *calendar.Event, o calsyncd.Owner, subscriptionID string) bool {
+	if Owned(ev, o, subscriptionID) {
 		return true
 	}
 	unmarked := ev.ExtendedProperties == nil || ev.ExtendedProperties.Private[PropSubscription] == ""
@@ -236,7 +236,7 @@ func ownedOrUnmarkedCancelled(ev *calendar.Event, subscriptionID string) bool {
 // edited the event, so we keep their reminders and colour and write again.
 func (w *Writer) update(br *batchRun, bud *budget, op diff.Op) error {
 	m := op.Mapping
-	want := ToGoogle(br.SubscriptionID, op.Event)
+	want := ToGoogle(w.o.Owner.Name, br.SubscriptionID, op.Event)
 	etag := m.ETag
 	for range 3 {
 		var got *calendar.Event

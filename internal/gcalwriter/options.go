@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"time"
+
+	calsyncd "github.com/calsyncd/calsyncd"
 )
 
 // Options configure a Writer. A zero field takes its value from
@@ -13,6 +15,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Account names the Google account, for logs and AccountMemory.
 	Account string
+	// Owner names the installation whose marks and ids the writer writes
+	// and recognises (the zero Owner: the legacy form).
+	Owner calsyncd.Owner
 	// Memory, when set, persists the throttle window and learned spacing.
 	Memory AccountMemory
 	// Concurrency: requests in flight at once.

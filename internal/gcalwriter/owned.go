@@ -3,6 +3,8 @@ package gcalwriter
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	calendar "google.golang.org/api/calendar/v3"
@@ -23,8 +25,9 @@ func (w *Writer) ListOwned(ctx context.Context, calendarID, subscriptionID strin
 	br.gate, br.cancel = context.WithCancelCause(ctx)
 	defer br.cancel(nil)
 	var (
-		out   []diff.Owned
-		token string
+		out     []diff.Owned
+		token   string
+		foreign = map[string]int{}
 	)
 	for {
 		var page *calendar.Events
@@ -41,7 +44,10 @@ func (w *Writer) ListOwned(ctx context.Context, calendarID, subscriptionID strin
 			return nil, &classedError{class: w.classOf(err).Class, err: fmt.Errorf("gcalwriter: list owned events of %s: %w", subscriptionID, err)}
 		}
 		for _, ev := range page.Items {
-			if !Owned(ev, subscriptionID) {
+			if !Owned(ev, w.o.Owner, subscriptionID) {
+				if sub, owner, ok := Marks(ev); ok && sub == subscriptionID {
+					foreign[owner]++
+				}
 				continue
 			}
 			p := ev.ExtendedProperties.Private
@@ -58,10 +64,11 @@ func (w *Writer) ListOwned(ctx context.Context, calendarID, subscriptionID strin
 			if ev.RecurringEventId != "" {
 				o.Instance, o.Original = true, originalID(ev.OriginalStartTime)
 			}
-			o.Content = googleCopy{sub: subscriptionID, ev: ev}
+			o.Content = googleCopy{owner: w.o.Owner.Name, sub: subscriptionID, ev: ev}
 			out = append(out, o)
 		}
 		if page.NextPageToken == "" {
+			w.foreignOwners(calendarID, subscriptionID, foreign)
 			return out, nil
 		}
 		token = page.NextPageToken
@@ -85,12 +92,42 @@ func (e *classedError) ErrorClass() calsyncd.ErrorClass { return e.class }
 // person's reminders and colour count only where the subscription sets
 // them).
 type googleCopy struct {
-	sub string
-	ev  *calendar.Event
+	owner, sub string
+	ev         *calendar.Event
 }
 
 func (g googleCopy) Shows(ev *feed.Event) bool {
-	return SameContent(ToGoogle(g.sub, ev), g.ev)
+	return SameContent(ToGoogle(g.owner, g.sub, ev), g.ev)
+}
+
+// foreignOwners says, once per writer for each calendar, subscription and
+// owner, that the calendar holds events another installation wrote under
+// the same subscription id: they are left alone, and when they are in
+// fact this installation's (its database was lost and its owner name
+// changed with it, as a container's host name does), the operator learns
+// which name to set.
+func (w *Writer) foreignOwners(calendarID, subscriptionID string, foreign map[string]int) {
+	if len(foreign) == 0 {
+		return
+	}
+	owners := slices.Sorted(maps.Keys(foreign))
+	w.checkMu.Lock()
+	if w.foreignSeen == nil {
+		w.foreignSeen = map[string]bool{}
+	}
+	var fresh []string
+	for _, o := range owners {
+		k := calendarID + "\x00" + subscriptionID + "\x00" + o
+		if !w.foreignSeen[k] {
+			w.foreignSeen[k] = true
+			fresh = append(fresh, o)
+		}
+	}
+	w.checkMu.Unlock()
+	for _, o := range fresh {
+		w.log.Warn("the calendar holds events another calsyncd installation wrote for a subscription of the same id: they are left alone; if they are this installation's, set owner to their name",
+			"subscription", subscriptionID, "calendar", calendarID, "owner", o, "events", foreign[o], "our_owner", w.o.Owner.Name)
+	}
 }
 
 // originalID is an exception's original start as a canonical recurrence

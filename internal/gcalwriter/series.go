@@ -84,7 +84,7 @@ func (w *Writer) verifySeries(br *batchRun, op diff.Op) {
 		}
 		ex.Parent = op.Event
 		in := byStart[originalStart(ex.Event.Original)]
-		if in != nil && SameContent(ToGoogle(br.SubscriptionID, ex.Event), in) {
+		if in != nil && SameContent(ToGoogle(w.o.Owner.Name, br.SubscriptionID, ex.Event), in) {
 			if in.Etag != ex.Mapping.ETag || in.Id != ex.Mapping.EventID {
 				m := *ex.Mapping
 				m.EventID, m.ETag = in.Id, in.Etag

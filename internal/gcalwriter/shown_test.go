@@ -54,7 +54,7 @@ func TestEveryShownFieldReachesGoogleAndTheHash(t *testing.T) {
 			if ev.Hash == base.Hash {
 				t.Errorf("changing %s leaves the content hash as it was", name)
 			}
-			want, got := gcalwriter.ToGoogle("team", &ev), gcalwriter.ToGoogle("team", &base)
+			want, got := gcalwriter.ToGoogle("", "team", &ev), gcalwriter.ToGoogle("", "team", &base)
 			got.ExtendedProperties.Private[gcalwriter.PropHash] = ev.Hash
 			if gcalwriter.SameContent(want, got) {
 				t.Errorf("changing %s changes nothing Google shows", name)

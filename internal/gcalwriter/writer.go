@@ -73,6 +73,9 @@ type Writer struct {
 	// calendarIDs are the ids Google gave the calendar ids asked about
 	// (CalendarID), under checkMu.
 	calendarIDs map[string]string
+	// foreignSeen are the other owners already reported (foreignOwners),
+	// under checkMu.
+	foreignSeen map[string]bool
 
 	// ids is what the Writer learnt of how Google names and finds the
 	// instances of series.

@@ -29,7 +29,7 @@ func TestCreateUpdateDelete(t *testing.T) {
 			t.Fatalf("create: %+v", res)
 		}
 		m := p.mapping(ev.Key())
-		if m.EventID != mapping.EventID(sub, ev.Key(), 0) || m.ETag == "" || m.Hash != ev.Hash {
+		if m.EventID != mapping.EventID("", sub, ev.Key(), 0) || m.ETag == "" || m.Hash != ev.Hash {
 			t.Fatalf("mapping %+v", m)
 		}
 		changed := event("a@example.com", "Standup (new room)")
@@ -81,7 +81,7 @@ func TestPurgedIDMovesToNextGeneration(t *testing.T) {
 		p2 := newMem()
 		res := apply(t, w, p2, create(ev))
 		m := p2.mapping(ev.Key())
-		if res.Created != 1 || m.Generation != 1 || m.EventID == first.EventID || m.EventID != mapping.EventID(sub, ev.Key(), 1) {
+		if res.Created != 1 || m.Generation != 1 || m.EventID == first.EventID || m.EventID != mapping.EventID("", sub, ev.Key(), 1) {
 			t.Fatalf("result %+v mapping %+v (first %s)", res, m, first.EventID)
 		}
 		if n := len(h.fake.Events(cal)); n != 1 {
@@ -137,7 +137,7 @@ func TestConflictAdoptsComparingContent(t *testing.T) {
 		same, stale := event("same@example.com", "Same"), event("stale@example.com", "Stale")
 		apply(t, w, newMem(), create(same), create(stale))
 		// A person retitles one in the UI; our content stamp stays as it was.
-		staleID := mapping.EventID(sub, stale.Key(), 0)
+		staleID := mapping.EventID("", sub, stale.Key(), 0)
 		h.fake.Edit(cal, staleID, func(e *calendar.Event) { e.Summary = "Renamed by hand" })
 		before := h.fake.Stats().ByOp["update"]
 		p := newMem()
@@ -166,7 +166,7 @@ func TestConflictWithAnEventNotOursMovesOn(t *testing.T) {
 		h := newHarness(t, gcalfake.Options{})
 		w := h.writer("alice", gcalwriter.Options{})
 		ev := event("a@example.com", "Standup")
-		id := mapping.EventID(sub, ev.Key(), 0)
+		id := mapping.EventID("", sub, ev.Key(), 0)
 		h.fake.Seed(cal, &calendar.Event{Id: id, Summary: "Someone's own",
 			Start: &calendar.EventDateTime{Date: "2027-01-01"}, End: &calendar.EventDateTime{Date: "2027-01-02"}})
 		p := newMem()
@@ -218,7 +218,7 @@ func TestUpdateOfAVanishedEventRecreatesIt(t *testing.T) {
 		h := newHarness(t, gcalfake.Options{})
 		w := h.writer("alice", gcalwriter.Options{})
 		ev := event("a@example.com", "Standup")
-		m := calsyncd.Mapping{Key: ev.Key(), EventID: mapping.EventID(sub, ev.Key(), 0), Hash: "old"}
+		m := calsyncd.Mapping{Key: ev.Key(), EventID: mapping.EventID("", sub, ev.Key(), 0), Hash: "old"}
 		res := apply(t, w, newMem(), update(ev, m))
 		if res.Created != 1 || len(h.fake.Events(cal)) != 1 {
 			t.Fatalf("result %+v", res)
@@ -392,7 +392,7 @@ func TestListOwned(t *testing.T) {
 						day := fmt.Sprintf("2027-01-%02d", i+1)
 						h.fake.Seed(cal, &calendar.Event{Summary: "a person's own",
 							Start: &calendar.EventDateTime{Date: day}, End: &calendar.EventDateTime{Date: day}})
-						other := gcalwriter.ToGoogle("other", &evs[i%3])
+						other := gcalwriter.ToGoogle("", "other", &evs[i%3])
 						other.Id = fmt.Sprintf("other%d", i)
 						h.fake.Seed(cal, other)
 					}

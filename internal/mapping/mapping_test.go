@@ -23,8 +23,8 @@ func TestEventIDIsDeterministicValidAndDistinct(t *testing.T) {
 	}
 	seen := map[string]int{}
 	for i, k := range keys {
-		id := mapping.EventID(k.sub, k.key, k.gen)
-		if id != mapping.EventID(k.sub, k.key, k.gen) {
+		id := mapping.EventID("", k.sub, k.key, k.gen)
+		if id != mapping.EventID("", k.sub, k.key, k.gen) {
 			t.Fatalf("EventID not deterministic for %+v", k)
 		}
 		if !mapping.ValidEventID(id) {

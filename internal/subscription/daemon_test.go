@@ -228,7 +228,7 @@ func TestDaemonPrunesRemovedSubscriptionsWhenAsked(t *testing.T) {
 }
 
 func mappingFor(k calsyncd.Key, hash string) calsyncd.Mapping {
-	return calsyncd.Mapping{Key: k, EventID: mapping.EventID("t", k, 0), Hash: hash}
+	return calsyncd.Mapping{Key: k, EventID: mapping.EventID("", "t", k, 0), Hash: hash}
 }
 
 // The daemon prunes the run history to its retention at start and every

@@ -60,8 +60,8 @@ func (m *mirror) reconcile(what string) subscription.Report {
 // reconcile finds nothing to repair. An edit of a person-owned field alone
 // is no drift.
 func TestReconcileRepairsContentDrift(t *testing.T) {
-	single := mapping.EventID("team", calsyncd.Key{UID: "single@example.com"}, 0)
-	series := mapping.EventID("team", calsyncd.Key{UID: "series@example.com"}, 0)
+	single := mapping.EventID("", "team", calsyncd.Key{UID: "single@example.com"}, 0)
+	series := mapping.EventID("", "team", calsyncd.Key{UID: "series@example.com"}, 0)
 	personal := func(ev *calendar.Event) {
 		ev.ColorId = "11"
 		ev.Reminders = &calendar.EventReminders{Overrides: []*calendar.EventReminder{{Method: "popup", Minutes: 42}}}
@@ -185,7 +185,7 @@ func repairsAnInstanceMovedByHand(t *testing.T, r gcalfake.Readings) {
 	m.fake.SetReadings(r)
 	m.setFeed([]byte(driftFeed))
 	m.syncOK("first sync")
-	series := mapping.EventID("team", calsyncd.Key{UID: "series@example.com"}, 0)
+	series := mapping.EventID("", "team", calsyncd.Key{UID: "series@example.com"}, 0)
 	var inst gcalfake.Occurrence
 	for _, o := range m.agenda() {
 		if o.SeriesID == series && o.Start.Equal(time.Date(2027, 1, 25, 9, 0, 0, 0, time.UTC)) {
@@ -245,7 +245,7 @@ func TestARepairIsReported(t *testing.T) {
 	metrics := status.NewMetrics()
 	m.runner.Observer = metrics
 	logs := captureLog(m.harness)
-	m.fake.Edit(testCalendar, mapping.EventID("team", calsyncd.Key{UID: "single@example.com"}, 0),
+	m.fake.Edit(testCalendar, mapping.EventID("", "team", calsyncd.Key{UID: "single@example.com"}, 0),
 		func(ev *calendar.Event) { ev.Summary = "Renamed by hand" })
 	m.reconcile("reconcile")
 	runs, err := m.store.Runs(t.Context(), "team", 1)
@@ -271,7 +271,7 @@ func TestADryRunShowsTheRepair(t *testing.T) {
 	m := newMirror(t)
 	m.setFeed([]byte(driftFeed))
 	m.syncOK("first sync")
-	m.fake.Edit(testCalendar, mapping.EventID("team", calsyncd.Key{UID: "single@example.com"}, 0),
+	m.fake.Edit(testCalendar, mapping.EventID("", "team", calsyncd.Key{UID: "single@example.com"}, 0),
 		func(ev *calendar.Event) { ev.Location = "Typed into Google" })
 	before := totalWrites(m.writes())
 	pv, err := m.runner.Preview(t.Context(), m.cfg.Subscriptions[0], subscription.Options{Reconcile: true})
@@ -298,7 +298,7 @@ func TestReconcileRestoresAnOccurrenceDeletedByHand(t *testing.T) {
 			m.fake.SetReadings(r)
 			m.setFeed([]byte(driftFeed))
 			m.syncOK("first sync")
-			series := mapping.EventID("team", calsyncd.Key{UID: "series@example.com"}, 0)
+			series := mapping.EventID("", "team", calsyncd.Key{UID: "series@example.com"}, 0)
 			var inst gcalfake.Occurrence
 			for _, o := range m.agenda() {
 				if o.SeriesID == series && o.Start.Equal(time.Date(2027, 2, 1, 9, 0, 0, 0, time.UTC)) {

@@ -60,7 +60,7 @@ func TestSyncMirrorsFeedIntoGoogle(t *testing.T) {
 		if s := shown(ev); s != want[i] {
 			t.Errorf("event %d:\n got %s\nwant %s", i, s, want[i])
 		}
-		if !gcalwriter.Owned(ev, "team") {
+		if !gcalwriter.Owned(ev, calsyncd.Owner{}, "team") {
 			t.Errorf("event %q lacks our ownership marks: %+v", ev.Summary, ev.ExtendedProperties)
 		}
 		if len(ev.Attendees) > 0 {

@@ -15,6 +15,7 @@ import (
 	calendar "google.golang.org/api/calendar/v3"
 	"google.golang.org/api/option"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/config"
 	"github.com/calsyncd/calsyncd/internal/feed"
 	"github.com/calsyncd/calsyncd/internal/fetch"
@@ -37,6 +38,8 @@ type harness struct {
 	dbPath string
 	store  *store.Store
 	runner *subscription.Runner
+	// owner names the installation (the zero Owner: the legacy form).
+	owner calsyncd.Owner
 
 	mu   sync.Mutex
 	body []byte
@@ -52,6 +55,38 @@ func newHarness(t *testing.T, feedFile string) *harness {
 	h.fake.AddCalendar(testCalendar, "Europe/Berlin")
 	h.api = httptest.NewServer(h.fake)
 	t.Cleanup(h.api.Close)
+	h.startFeeds()
+	if feedFile != "" {
+		h.setFeedFile(feedFile)
+	}
+	h.cfg = config.Default()
+	h.cfg.StateDir = t.TempDir()
+	h.cfg.Google.Endpoint = h.api.URL + gcalfake.BasePath
+	h.cfg.Subscriptions = []config.Subscription{{ID: "team", URL: h.feeds.URL + "/team.ics", Calendar: testCalendar}}
+	h.dbPath = filepath.Join(h.cfg.StateDir, "calsyncd.db")
+	h.open()
+	return h
+}
+
+// sibling is a second installation named owner beside h: its own feed
+// server, configuration and store, the same Google and the same
+// subscription ids.
+func (h *harness) sibling(owner string) *harness {
+	h.t.Helper()
+	s := &harness{t: h.t, fake: h.fake, api: h.api, owner: calsyncd.Owner{Name: owner}}
+	s.startFeeds()
+	cfg := *h.cfg
+	cfg.StateDir = h.t.TempDir()
+	cfg.Subscriptions = []config.Subscription{{ID: "team", URL: s.feeds.URL + "/team.ics", Calendar: testCalendar}}
+	s.cfg = &cfg
+	s.dbPath = filepath.Join(cfg.StateDir, "calsyncd.db")
+	s.open()
+	return s
+}
+
+// startFeeds starts the feed server that serves h.body.
+func (h *harness) startFeeds() {
+	t := h.t
 	h.feeds = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.mu.Lock()
 		defer h.mu.Unlock()
@@ -74,16 +109,6 @@ func newHarness(t *testing.T, feedFile string) *harness {
 		w.Write(h.body)
 	}))
 	t.Cleanup(h.feeds.Close)
-	if feedFile != "" {
-		h.setFeedFile(feedFile)
-	}
-	h.cfg = config.Default()
-	h.cfg.StateDir = t.TempDir()
-	h.cfg.Google.Endpoint = h.api.URL + gcalfake.BasePath
-	h.cfg.Subscriptions = []config.Subscription{{ID: "team", URL: h.feeds.URL + "/team.ics", Calendar: testCalendar}}
-	h.dbPath = filepath.Join(h.cfg.StateDir, "calsyncd.db")
-	h.open()
-	return h
 }
 
 // open (re)opens the store and builds a runner on it.
@@ -103,10 +128,11 @@ func (h *harness) open() {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	// Pacing and retries are the writer's own business, tested there; here
 	// they only need to be quick.
-	w := gcalwriter.New(svc, gcalwriter.Options{Logger: log, Spacing: time.Millisecond, RetryBase: time.Millisecond, RetryCap: 4 * time.Millisecond})
+	w := gcalwriter.New(svc, gcalwriter.Options{Logger: log, Owner: h.owner, Spacing: time.Millisecond, RetryBase: time.Millisecond, RetryCap: 4 * time.Millisecond})
 	h.runner = &subscription.Runner{
 		Config:  h.cfg,
 		Store:   st,
+		Owner:   h.owner,
 		Fetcher: fetch.NewFetcher(0, 0, 20<<20, feed.CheckBody),
 		Writer:  func(string) (subscription.Writer, error) { return w, nil },
 		Log:     log,

@@ -24,7 +24,7 @@ const movedCalendar = "moved@group.calendar.google.com"
 func owned(h *harness, cal string) int {
 	n := 0
 	for _, ev := range h.fake.Events(cal) {
-		if gcalwriter.Owned(ev, "team") {
+		if gcalwriter.Owned(ev, calsyncd.Owner{}, "team") {
 			n++
 		}
 	}

@@ -461,7 +461,7 @@ func (r *Runner) reconcile(ctx context.Context, p pass) pass {
 		p.repaired = &repaired{skipped: err}
 		return p
 	}
-	repair := diff.Reconcile(p.sub.ID, p.known.mappings, owned)
+	repair := diff.Reconcile(r.Owner, p.sub.ID, p.known.mappings, owned)
 	p.repaired = &repaired{at: r.now(), adopted: len(repair.Adopt), refreshed: len(repair.Refresh), duplicates: len(repair.Duplicates),
 		owned: owned, drifted: map[calsyncd.Key]bool{}, adoptedKeys: make(map[calsyncd.Key]bool, len(repair.Adopt))}
 	for _, m := range repair.Adopt {
@@ -502,7 +502,7 @@ func (r *Runner) reconcile(ctx context.Context, p pass) pass {
 func (r *Runner) migrate(ctx context.Context, p pass) pass {
 	var moves []diff.Rekey
 	for _, m := range p.known.mappings {
-		if m.Key.Kind() == calsyncd.Instance && m.EventID == mapping.EventID(p.sub.ID, m.Key, m.Generation) {
+		if m.Key.Kind() == calsyncd.Instance && mapping.Derived(r.Owner, p.sub.ID, m.Key, m.Generation, m.EventID) {
 			moves = append(moves, diff.Rekey{From: m, To: calsyncd.StandaloneKey(m.Key.UID, m.Key.Start())})
 		}
 	}

@@ -381,8 +381,8 @@ func TestOverridesWrittenAsSingleEventsMoveIntoTheirSeries(t *testing.T) {
 			moved = ev
 		}
 	}
-	legacy := gcalwriter.ToGoogle("team", &moved)
-	legacy.Id = mapping.EventID("team", moved.Key(), 0)
+	legacy := gcalwriter.ToGoogle("", "team", &moved)
+	legacy.Id = mapping.EventID("", "team", moved.Key(), 0)
 	m.fake.Seed(testCalendar, legacy)
 	if err := m.store.PutMapping(t.Context(), "team", calsyncd.Mapping{Key: moved.Key(), EventID: legacy.Id, Hash: moved.Hash}); err != nil {
 		t.Fatal(err)

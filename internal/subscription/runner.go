@@ -65,6 +65,9 @@ type Runner struct {
 	Config  *config.Config
 	Store   Store
 	Fetcher Fetcher
+	// Owner names this installation in the marks and ids of the events it
+	// writes; it must be the Owner the writers were given.
+	Owner calsyncd.Owner
 	// Writer returns the writer for a Google account.
 	Writer func(account string) (Writer, error)
 	// Locker, when set, keeps other processes from running the same

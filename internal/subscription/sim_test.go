@@ -277,7 +277,7 @@ func (w *simWorld) check(t *testing.T, run simRun, before int, was calsyncd.Subs
 	owned := map[string]int{}
 	n := 0
 	for _, ev := range h.fake.Events(simAddress) {
-		if gcalwriter.Owned(ev, "team") && ev.Status != "cancelled" {
+		if gcalwriter.Owned(ev, calsyncd.Owner{}, "team") && ev.Status != "cancelled" {
 			owned[ev.ExtendedProperties.Private[gcalwriter.PropUID]]++
 			n++
 		}
@@ -362,7 +362,7 @@ func simulate(t *testing.T, steps []simStep) (int, string) {
 	for i, s := range steps {
 		before := 0
 		for _, ev := range w.h.fake.Events(simAddress) {
-			if gcalwriter.Owned(ev, "team") && ev.Status != "cancelled" {
+			if gcalwriter.Owned(ev, calsyncd.Owner{}, "team") && ev.Status != "cancelled" {
 				before++
 			}
 		}
