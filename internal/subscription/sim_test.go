@@ -10,6 +10,7 @@ package subscription_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -46,7 +47,7 @@ var simKinds = []string{
 	// feed changes
 	"edit", "add", "remove", "replace", "shrink", "empty", "html", "truncated", "404",
 	// operator actions
-	"filter", "unfilter", "allow", "reconcile", "lostdb", "rename", "person", "sigterm",
+	"filter", "unfilter", "allow", "reconcile", "lostdb", "rename", "person", "sigterm", "owner2",
 	// Google behaviours
 	"5xx", "ratelimit", "lockout", "lost", "reading",
 }
@@ -70,10 +71,18 @@ type simWorld struct {
 	strays    bool
 	persons   map[string]string // a person's event id → its etag
 	peakOwned int
+	// other is a second installation (owner "other") writing the same
+	// calendar under the same subscription id, with a feed of its own that
+	// shares UIDs with ours; theirs is what its own last run left of its
+	// events (id → etag): nothing of ours may change it.
+	other  *harness
+	theirs map[string]string
 }
 
 func newSimWorld(t *testing.T) *simWorld {
 	h := newHarness(t, "")
+	h.owner = calsyncd.Owner{Name: "prod"}
+	h.open()
 	h.fake.AddCalendar(simAddress, "Europe/Berlin")
 	h.fake.SetPrimary("", simAddress)
 	h.cfg.Subscriptions[0].Calendar = simAddress
@@ -133,6 +142,48 @@ type simRun struct {
 	badFeed  bool
 	shutdown bool // the run was cut short by shutdown
 	outage   bool // Google answered 5xx
+	// violation is an invariant the step itself saw broken.
+	violation string
+}
+
+// otherSyncs runs the second installation: its first run creates it, and
+// its feed (some of our UIDs, some of its own) changes with the step; every
+// few runs it deletes with --allow-deletes. Our events must come out of
+// its runs as they went in.
+func (w *simWorld) otherSyncs(t *testing.T, s simStep) string {
+	if w.other == nil {
+		w.other = w.h.sibling("other")
+		w.other.cfg.Subscriptions[0].Calendar = simAddress
+	}
+	var b strings.Builder
+	b.WriteString("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//sim other//EN\r\n")
+	for i := range s.N % 7 {
+		fmt.Fprintf(&b, "BEGIN:VEVENT\r\nUID:base-%d@example.com\r\nDTSTART;VALUE=DATE:202703%02d\r\nSUMMARY:Theirs %d/%d\r\nEND:VEVENT\r\n", i, 1+i, i, s.ID)
+	}
+	fmt.Fprintf(&b, "BEGIN:VEVENT\r\nUID:their-%d@example.com\r\nDTSTART;VALUE=DATE:20270401\r\nSUMMARY:Their own\r\nEND:VEVENT\r\n", s.ID%3)
+	b.WriteString("END:VCALENDAR\r\n")
+	w.other.setFeed([]byte(b.String()))
+	ours := w.marked("prod")
+	if _, err := w.other.runner.Sync(t.Context(), w.other.cfg.Subscriptions[0], subscription.Options{AllowDeletes: s.N%3 == 0}); err != nil {
+		t.Fatalf("the other installation's sync: %v", err)
+	}
+	if got := w.marked("prod"); !maps.Equal(got, ours) {
+		return "the other installation's run changed or deleted our events"
+	}
+	w.theirs = w.marked("other")
+	return ""
+}
+
+// marked is every live event of the subscription whose owner mark is
+// owner: id → etag.
+func (w *simWorld) marked(owner string) map[string]string {
+	out := map[string]string{}
+	for _, ev := range w.h.fake.Events(simAddress) {
+		if sub, o, ok := gcalwriter.Marks(ev); ok && sub == "team" && o == owner && ev.Status != "cancelled" {
+			out[ev.Id] = ev.Etag
+		}
+	}
+	return out
 }
 
 // step applies one step and syncs.
@@ -192,6 +243,10 @@ func (w *simWorld) step(t *testing.T, s simStep) simRun {
 		}
 	case "person":
 		w.addPerson()
+	case "owner2":
+		if why := w.otherSyncs(t, s); why != "" {
+			run.violation = why
+		}
 	case "5xx":
 		if s.N%2 == 0 {
 			// An outage of the write path: reads answer, every write 500s.
@@ -263,6 +318,13 @@ func (w *simWorld) step(t *testing.T, s simStep) simRun {
 func (w *simWorld) check(t *testing.T, run simRun, before int, was calsyncd.SubscriptionState) string {
 	h := w.h
 	ctx := t.Context()
+	if run.violation != "" {
+		return run.violation
+	}
+	// Another owner's events are never changed or deleted by our runs.
+	if w.other != nil && !maps.Equal(w.marked("other"), w.theirs) {
+		return "our run changed or deleted the other installation's events"
+	}
 	// A person's events are never changed or deleted.
 	people := map[string]*calendar.Event{}
 	for _, ev := range h.fake.AllEvents(simAddress) {
@@ -277,7 +339,7 @@ func (w *simWorld) check(t *testing.T, run simRun, before int, was calsyncd.Subs
 	owned := map[string]int{}
 	n := 0
 	for _, ev := range h.fake.Events(simAddress) {
-		if gcalwriter.Owned(ev, calsyncd.Owner{}, "team") && ev.Status != "cancelled" {
+		if gcalwriter.Owned(ev, h.owner, "team") && ev.Status != "cancelled" {
 			owned[ev.ExtendedProperties.Private[gcalwriter.PropUID]]++
 			n++
 		}
@@ -362,7 +424,7 @@ func simulate(t *testing.T, steps []simStep) (int, string) {
 	for i, s := range steps {
 		before := 0
 		for _, ev := range w.h.fake.Events(simAddress) {
-			if gcalwriter.Owned(ev, calsyncd.Owner{}, "team") && ev.Status != "cancelled" {
+			if gcalwriter.Owned(ev, w.h.owner, "team") && ev.Status != "cancelled" {
 				before++
 			}
 		}
