@@ -116,6 +116,7 @@ type vacateJSON struct {
 	Calendar string `json:"calendar"`
 	Account  string `json:"account"`
 	Deletes  int    `json:"deletes"`
+	Held     int    `json:"held"`
 	Error    string `json:"error,omitempty"`
 }
 
@@ -151,7 +152,7 @@ func toPreviewJSON(pv subscription.Preview) previewJSON {
 		Delete: changes(pv.Deletes, false), HeldDeletes: len(pv.Held), Excluded: len(pv.Excluded), Held: changes(pv.Held, false), HeldWhy: pv.HeldWhy,
 		ExcludedEvents: changes(pv.Excluded, false), Unchanged: pv.Unchanged, Rekeyed: pv.Rekeyed, Warnings: len(pv.Warnings)}
 	for _, v := range pv.Vacate {
-		vj := vacateJSON{Calendar: v.At.Calendar, Account: v.At.Account, Deletes: v.Deletes}
+		vj := vacateJSON{Calendar: v.At.Calendar, Account: v.At.Account, Deletes: v.Deletes, Held: v.Held}
 		if v.Err != nil {
 			vj.Error = v.Err.Error()
 		}
@@ -224,6 +225,10 @@ func writePreviewText(w io.Writer, previews []subscription.Preview) error {
 			}
 			fmt.Fprintf(w, "  moved from %s (account %s): %d of its events there to delete once %s holds the feed\n",
 				printable.String(v.At.Calendar), printable.String(v.At.Account), v.Deletes, printable.String(pv.Subscription+"'s calendar"))
+			if v.Held > 0 {
+				fmt.Fprintf(w, "  moved from %s: %d more held by the mass-delete guard: the feed no longer has them, so no copy would remain (--allow-deletes deletes them)\n",
+					printable.String(v.At.Calendar), v.Held)
+			}
 		}
 		if pv.HeldWhy != "" {
 			fmt.Fprintf(w, "  held: %s\n", printable.String(pv.HeldWhy))

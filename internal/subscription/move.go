@@ -28,7 +28,10 @@ import (
 type vacatedCalendar struct {
 	at      calsyncd.Location
 	deleted int
-	err     error
+	// held are the deletes the guard keeps back: events with no copy in
+	// the new calendar (see vacatePlan).
+	held int
+	err  error
 }
 
 // here is where the subscription's events belong now.
@@ -175,7 +178,8 @@ func (r *Runner) vacateOne(ctx context.Context, p pass, loc calsyncd.Location) v
 		v.err = err
 		return v
 	}
-	ops := diff.Vacate(owned, p.known.mappings, loc.Calendar == p.sub.Calendar)
+	ops, held := p.vacatePlan(owned, loc)
+	v.held = len(held)
 	if len(ops) == 0 {
 		return v
 	}
@@ -196,6 +200,34 @@ func (r *Runner) vacateOne(ctx context.Context, p pass, loc calsyncd.Location) v
 // movedNotePrefix starts the notes of a move.
 const movedNotePrefix = "Moved from calendar"
 
+// vacatePlan is what vacating loc deletes and what it holds. An event of
+// ours there whose event the feed still has has its copy in the new
+// calendar (vacating waits for a run that mirrored the whole feed), so it
+// goes. One the feed no longer has would be the only copy deleted: those
+// go through the mass-delete guard's limits as any delete does, and past
+// them wait for --allow-deletes (a move is the operator's change, which
+// waiting never confirms).
+func (p pass) vacatePlan(owned []diff.Owned, loc calsyncd.Location) (deletes, held []diff.Op) {
+	ops := diff.Vacate(owned, p.known.mappings, loc.Calendar == p.sub.Calendar)
+	inFeed := make(map[string]bool, len(p.shaped.Events))
+	for i := range p.shaped.Events {
+		inFeed[p.shaped.Events[i].UID] = true
+	}
+	var unmirrored []diff.Op
+	for _, op := range ops {
+		if inFeed[op.Key.UID] {
+			deletes = append(deletes, op)
+		} else {
+			unmirrored = append(unmirrored, op)
+		}
+	}
+	g := p.cfg.Sync.DeleteGuard
+	if !p.opts.AllowDeletes && len(unmirrored) > g.MinDeletes && float64(len(unmirrored)) > g.MaxFraction*float64(len(ops)) {
+		return deletes, unmirrored
+	}
+	return append(deletes, unmirrored...), nil
+}
+
 // moveState folds the move into the subscription's next state: where its
 // events are now, the calendars still to vacate, and a note for each.
 func (p pass) moveState(st calsyncd.SubscriptionState) calsyncd.SubscriptionState {
@@ -205,7 +237,7 @@ func (p pass) moveState(st calsyncd.SubscriptionState) calsyncd.SubscriptionStat
 	}
 	done := map[calsyncd.Location]vacatedCalendar{}
 	for _, v := range p.vacated {
-		if v.err == nil {
+		if v.err == nil && v.held == 0 {
 			done[v.at] = v
 		}
 	}
@@ -220,8 +252,12 @@ func (p pass) moveState(st calsyncd.SubscriptionState) calsyncd.SubscriptionStat
 		st.Vacating = append(st.Vacating, loc)
 		why := p.vacateHeld
 		for _, v := range p.vacated {
-			if v.at == loc && v.err != nil {
+			switch {
+			case v.at == loc && v.err != nil:
 				why = fmt.Sprintf("not yet (%v); tried again every run", v.err)
+			case v.at == loc && v.held > 0:
+				why = fmt.Sprintf("%d of them have no copy in %s (the feed no longer has them) and are held as the mass-delete guard holds deletes; `calsyncd sync --allow-deletes %s` deletes them",
+					v.held, p.sub.Calendar, p.sub.ID)
 			}
 		}
 		st.Notes = append(st.Notes, fmt.Sprintf("%s %s (account %s) to %s: its events there are deleted once %s holds the feed; %s",
@@ -235,9 +271,10 @@ func (p pass) moveFindings(add func(warn bool, kv ...any)) {
 	if p.moveApplied {
 		add(true, "moved_from", p.movedFrom.Calendar, "moved_from_account", p.movedFrom.Account)
 	}
-	deleted, failed := 0, 0
+	deleted, failed, held := 0, 0, 0
 	for _, v := range p.vacated {
 		deleted += v.deleted
+		held += v.held
 		if v.err != nil {
 			failed++
 			add(true, "vacate_error", v.err.Error(), "vacate_calendar", v.at.Calendar)
@@ -245,6 +282,9 @@ func (p pass) moveFindings(add func(warn bool, kv ...any)) {
 	}
 	if len(p.vacated) > 0 {
 		add(true, "vacated", deleted)
+	}
+	if held > 0 {
+		add(true, "vacate_held_deletes", held)
 	}
 	if p.vacateHeld != "" {
 		add(true, "vacate_held", p.vacateHeld)

@@ -299,3 +299,43 @@ func TestVacateNeverEmptiesTheCalendarWrittenTo(t *testing.T) {
 		t.Fatalf("the calendar holds %d of our 13 events", n)
 	}
 }
+
+// TestVacateGoesThroughTheGuard: a subscription moved while its feed lost
+// 70 of its 100 events would have deleted all 100 from the old calendar,
+// 70 of them the only copy left, with no guard asked (issue 22, point 1):
+// a move's plan in the new calendar has no deletes. Those without a copy
+// in the new calendar are now held past the guard's limits, say so in the
+// note and the dry-run, and go with --allow-deletes.
+func TestVacateGoesThroughTheGuard(t *testing.T) {
+	h := newHarness(t, "")
+	h.fake.AddCalendar(movedCalendar, "UTC")
+	h.setFeed(feedOf(0, 100))
+	h.sync()
+	h.cfg.Subscriptions[0].Calendar = movedCalendar
+	h.setFeed(feedOf(0, 30))
+	pv, err := h.runner.Preview(t.Context(), h.cfg.Subscriptions[0], subscription.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := h.sync()
+	if o, n := owned(h, testCalendar), owned(h, movedCalendar); o != 70 || n != 30 {
+		t.Fatalf("after the move (%s): old holds %d, new %d; want 70 (held) and 30", rep.Run.Outcome, o, n)
+	}
+	if note := noteOf(t, h); !strings.Contains(note, "70 of them have no copy") || !strings.Contains(note, "--allow-deletes") {
+		t.Errorf("the note does not say what is held and how to release it: %q", note)
+	}
+	if len(pv.Vacate) != 1 || pv.Vacate[0].Deletes != 30 || pv.Vacate[0].Held != 70 {
+		t.Errorf("the dry-run's vacate = %+v, want 30 deletes and 70 held", pv.Vacate)
+	}
+	h.sync()
+	if o := owned(h, testCalendar); o != 70 {
+		t.Errorf("waiting released the held vacate: old holds %d, want 70", o)
+	}
+	h.syncWith(allowDeletes)
+	if o, n := owned(h, testCalendar), owned(h, movedCalendar); o != 0 || n != 30 {
+		t.Errorf("with --allow-deletes: old holds %d, new %d; want 0 and 30", o, n)
+	}
+	if note := noteOf(t, h); !strings.Contains(note, "were deleted") {
+		t.Errorf("the note does not say the old calendar was vacated: %q", note)
+	}
+}

@@ -46,9 +46,11 @@ type Preview struct {
 // Vacating is one calendar left behind, as a dry-run sees it.
 type Vacating struct {
 	At calsyncd.Location
-	// Deletes are the events of ours the sync would delete there; Err why
+	// Deletes are the events of ours the sync would delete there, Held
+	// those the guard would keep (no copy in the new calendar); Err why
 	// they could not be listed.
 	Deletes int
+	Held    int
 	Err     error
 }
 
@@ -147,7 +149,8 @@ func (r *Runner) previewVacate(ctx context.Context, p pass) []Vacating {
 		if err == nil {
 			var owned []diff.Owned
 			if owned, err = w.ListOwned(ctx, loc.Calendar, p.sub.ID); err == nil {
-				v.Deletes = len(diff.Vacate(owned, p.known.mappings, loc.Calendar == p.sub.Calendar))
+				deletes, held := p.vacatePlan(owned, loc)
+				v.Deletes, v.Held = len(deletes), len(held)
 			}
 		}
 		v.Err = err
