@@ -107,10 +107,25 @@ type AlertState struct {
 	// Condition is "error", "deletes_held", "auth_failed",
 	// "usage_limited" or "feed_throttled"; Subject the subscription id or
 	// account name.
+	//
+	// An alert no webhook took is remembered as Condition
+	// AlertUndelivered, Subject its condition, ":" and its subject (see
+	// UndeliveredAlert), with Since its first failed delivery and
+	// NotifiedAt its last, until one of its messages is delivered.
 	Condition string
 	Subject   string
 	// Since is when it was first announced; NotifiedAt when last
 	// (announced or reminded).
 	Since      time.Time
 	NotifiedAt time.Time
+}
+
+// AlertUndelivered is the condition under which an alert no webhook took
+// is remembered, for status.
+const AlertUndelivered = "undelivered"
+
+// UndeliveredAlert names the AlertState that remembers an undelivered alert
+// of a condition and subject.
+func UndeliveredAlert(condition, subject string) AlertState {
+	return AlertState{Condition: AlertUndelivered, Subject: condition + ":" + subject}
 }

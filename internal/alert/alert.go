@@ -64,7 +64,9 @@ type delivery struct {
 	mu        sync.Mutex
 	pending   int
 	delivered bool
-	undo      func()
+	// undo runs once the last webhook failed, with no webhook having taken
+	// the message; took once the first webhook took it.
+	undo, took func()
 }
 
 // done records one webhook's result; the last one undoes the announcement
@@ -75,9 +77,13 @@ func (d *delivery) done(ok bool) {
 	}
 	d.mu.Lock()
 	d.pending--
+	first := ok && !d.delivered
 	d.delivered = d.delivered || ok
 	last := d.pending == 0 && !d.delivered
 	d.mu.Unlock()
+	if first && d.took != nil {
+		d.took()
+	}
 	if last && d.undo != nil {
 		d.undo()
 	}

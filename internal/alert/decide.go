@@ -61,12 +61,33 @@ func (n *Notifier) undo(condition, subject string, prev calsyncd.AlertState, fou
 		n.mu.Lock()
 		n.undelivered++
 		n.mu.Unlock()
+		// Remembered for status until a message of the condition is
+		// delivered: the first failure's time is kept.
+		u := calsyncd.UndeliveredAlert(condition, subject)
+		u.Since, u.NotifiedAt = n.o.Now().UTC(), n.o.Now().UTC()
+		if was, ok, lerr := n.o.Memory.AlertState(ctx, u.Condition, u.Subject); lerr == nil && ok {
+			u.Since = was.Since
+		}
+		if serr := n.o.Memory.SaveAlertState(ctx, u); serr != nil {
+			n.log.Warn("alerts: cannot record that an alert was not delivered", "condition", condition, "subject", subject, "error", serr)
+		}
 		if err != nil {
 			n.log.Warn("alerts: cannot forget an alert that was not delivered; it waits for the reminder", "condition", condition,
 				"subject", subject, "error", err)
 			return
 		}
 		n.log.Warn("alerts: no webhook took the alert; the next run sends it again", "condition", condition, "subject", subject)
+	}
+}
+
+// took forgets that alerts of a condition could not be delivered, once one
+// of its messages was.
+func (n *Notifier) took(condition, subject string) func() {
+	return func() {
+		u := calsyncd.UndeliveredAlert(condition, subject)
+		if err := n.o.Memory.DeleteAlertState(context.WithoutCancel(n.ctx), u.Condition, u.Subject); err != nil {
+			n.log.Warn("alerts: cannot forget that an alert was not delivered", "condition", condition, "subject", subject, "error", err)
+		}
 	}
 }
 
@@ -126,7 +147,7 @@ func (n *Notifier) decide(cfg *config.Config, s calsyncd.Settled) []Message {
 		}
 		if m.Event != "" {
 			m.At = now.UTC()
-			m.delivery = &delivery{undo: n.undo(ob.condition, ob.subject, prev, found, del)}
+			m.delivery = &delivery{undo: n.undo(ob.condition, ob.subject, prev, found, del), took: n.took(ob.condition, ob.subject)}
 			out = append(out, m)
 		}
 	}

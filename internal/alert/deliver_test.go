@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/config"
 )
 
@@ -177,6 +178,11 @@ func TestAnUndeliveredAlertIsSentAgainByTheNextRun(t *testing.T) {
 		if got := n.Undelivered(); got != 1 {
 			t.Fatalf("Undelivered = %d, want 1", got)
 		}
+		// Status learns of it from the store, until a message is delivered.
+		u := calsyncd.UndeliveredAlert("error", "team")
+		if st, ok, _ := s.mem.AlertState(t.Context(), u.Condition, u.Subject); !ok || st.Since.IsZero() {
+			t.Errorf("the undelivered alert is not remembered for status: %+v %v", st, ok)
+		}
 		rcv.mu.Lock()
 		rcv.status = 0
 		rcv.mu.Unlock()
@@ -189,6 +195,9 @@ func TestAnUndeliveredAlertIsSentAgainByTheNextRun(t *testing.T) {
 		}
 		if s.counts.get("error_entered/sent") != 1 {
 			t.Errorf("error_entered sent %d times, want 1", s.counts.get("error_entered/sent"))
+		}
+		if _, ok, _ := s.mem.AlertState(t.Context(), u.Condition, u.Subject); ok {
+			t.Errorf("status still says the alert was not delivered after it was")
 		}
 	})
 }

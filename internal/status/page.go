@@ -39,6 +39,7 @@ type pageData struct {
 	Daemon      bool
 	Rows        []pageRow
 	Accounts    []Account
+	Undelivered []UndeliveredAlert
 }
 
 // chart lays out a subscription's last runs as stacked bars: successful
@@ -68,7 +69,7 @@ func chart(runs []Run) ([]bar, int) {
 // RenderPage writes the status page.
 func RenderPage(w io.Writer, rep *Report) error {
 	rep = forPeople(rep)
-	d := pageData{GeneratedAt: rep.GeneratedAt.Local().Format(time.DateTime), Daemon: rep.Daemon, Accounts: rep.Accounts}
+	d := pageData{GeneratedAt: rep.GeneratedAt.Local().Format(time.DateTime), Daemon: rep.Daemon, Accounts: rep.Accounts, Undelivered: rep.UndeliveredAlerts}
 	for _, s := range rep.Subscriptions {
 		bars, maxV := chart(s.History)
 		d.Rows = append(d.Rows, pageRow{Subscription: s, Bars: bars, MaxLabel: maxV, Width: chartW, Height: chartH})
@@ -107,6 +108,12 @@ var pageStyleHash = func() string {
 }()
 
 var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
+	"at": func(t time.Time) string {
+		if t.IsZero() {
+			return "—"
+		}
+		return t.Local().Format("Jan 2 15:04:05")
+	},
 	"when": func(t *time.Time) string {
 		if t == nil || t.IsZero() {
 			return "—"
@@ -154,7 +161,11 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 </tr>
 {{end}}</tbody>
 </table>
-<h2>Google accounts</h2>
+{{if .Undelivered}}<h2>Alerts not delivered</h2>
+<ul id="undelivered">
+{{range .Undelivered}}<li>the {{.Condition}} alert for {{.Subject}} reached no webhook (since {{at .Since}}, last tried {{at .LastTried}}); the next run that sees it sends it again</li>
+{{end}}</ul>
+{{end}}<h2>Google accounts</h2>
 <table id="accounts">
 <thead><tr><th>Account</th><th class="num">Pacer spacing</th><th>Throttle window</th><th>Replica</th></tr></thead>
 <tbody>

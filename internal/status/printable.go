@@ -47,6 +47,11 @@ func forPeople(rep *Report) *Report {
 		}
 		out.Accounts[i] = a
 	}
+	out.UndeliveredAlerts = make([]UndeliveredAlert, len(rep.UndeliveredAlerts))
+	for i, a := range rep.UndeliveredAlerts {
+		a.Condition, a.Subject = esc(a.Condition), esc(a.Subject)
+		out.UndeliveredAlerts[i] = a
+	}
 	return &out
 }
 

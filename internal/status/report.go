@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	calsyncd "github.com/calsyncd/calsyncd"
@@ -22,6 +23,7 @@ type Source interface {
 	Rejections(ctx context.Context, subscriptionID string) ([]calsyncd.Rejection, error)
 	Accounts(ctx context.Context) ([]calsyncd.AccountState, error)
 	Leases(ctx context.Context) ([]calsyncd.Lease, error)
+	AlertStates(ctx context.Context) ([]calsyncd.AlertState, error)
 	Ping(ctx context.Context) error
 }
 
@@ -46,6 +48,19 @@ type Report struct {
 	Daemon        bool           `json:"daemon"`
 	Subscriptions []Subscription `json:"subscriptions"`
 	Accounts      []Account      `json:"accounts"`
+	// UndeliveredAlerts are alerts no webhook took, until one of their
+	// messages is delivered.
+	UndeliveredAlerts []UndeliveredAlert `json:"undelivered_alerts"`
+}
+
+// UndeliveredAlert is an alert no webhook took: of what condition and
+// subscription or account, since when and when last tried. The next run
+// that sees the condition sends it again.
+type UndeliveredAlert struct {
+	Condition string    `json:"condition"`
+	Subject   string    `json:"subject"`
+	Since     time.Time `json:"since"`
+	LastTried time.Time `json:"last_tried"`
 }
 
 // Subscription is one subscription's status.
@@ -166,7 +181,26 @@ func Build(ctx context.Context, src Source, cfg *config.Config, sched Scheduler,
 	if rep.Accounts, err = accountStatus(ctx, src, cfg, pacers, now); err != nil {
 		return nil, err
 	}
+	if rep.UndeliveredAlerts, err = undeliveredAlerts(ctx, src); err != nil {
+		return nil, err
+	}
 	return rep, nil
+}
+
+func undeliveredAlerts(ctx context.Context, src Source) ([]UndeliveredAlert, error) {
+	states, err := src.AlertStates(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []UndeliveredAlert{}
+	for _, st := range states {
+		if st.Condition != calsyncd.AlertUndelivered {
+			continue
+		}
+		cond, subject, _ := strings.Cut(st.Subject, ":")
+		out = append(out, UndeliveredAlert{Condition: cond, Subject: subject, Since: st.Since, LastTried: st.NotifiedAt})
+	}
+	return out, nil
 }
 
 // subscriptionStatus is one subscription's status: as configured, as the

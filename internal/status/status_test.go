@@ -83,7 +83,42 @@ func fixture(t *testing.T) (*store.Store, *config.Config) {
 	if _, ok, err := st.ClaimLease(ctx, "default", "node-a/4242/beef", time.Minute); !ok || err != nil {
 		t.Fatalf("lease: %v %v", ok, err)
 	}
+	// holidays' error alert reached no webhook.
+	u := calsyncd.UndeliveredAlert("error", "holidays")
+	u.Since, u.NotifiedAt = t0.Add(-time.Hour), t0.Add(-10*time.Minute)
+	if err := st.SaveAlertState(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SaveAlertState(ctx, calsyncd.AlertState{Condition: "error", Subject: "holidays", Since: t0, NotifiedAt: t0}); err != nil {
+		t.Fatal(err)
+	}
 	return st, cfg
+}
+
+// TestStatusSaysWhichAlertsWereNotDelivered: the table and the page name
+// an alert no webhook took (issue 22, point 9).
+func TestStatusSaysWhichAlertsWereNotDelivered(t *testing.T) {
+	st, cfg := fixture(t)
+	rep, err := status.Build(context.Background(), st, cfg, nil, nil, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.UndeliveredAlerts) != 1 || rep.UndeliveredAlerts[0].Condition != "error" || rep.UndeliveredAlerts[0].Subject != "holidays" {
+		t.Fatalf("undelivered alerts = %+v, want holidays' error alert alone", rep.UndeliveredAlerts)
+	}
+	var table, page bytes.Buffer
+	if err := status.WriteTable(&table, rep); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(table.String(), "the error alert for holidays could not be delivered") {
+		t.Errorf("the table does not name the undelivered alert:\n%s", table.String())
+	}
+	if err := status.RenderPage(&page, rep); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page.String(), "the error alert for holidays reached no webhook") {
+		t.Errorf("the page does not name the undelivered alert")
+	}
 }
 
 func TestStatusJSONGolden(t *testing.T) {

@@ -59,6 +59,10 @@ func WriteTable(w io.Writer, rep *Report) error {
 			return err
 		}
 	}
+	for _, a := range rep.UndeliveredAlerts {
+		fmt.Fprintf(w, "\nalerts: the %s alert for %s could not be delivered to any webhook (since %s, last tried %s); the next run that sees it sends it again\n",
+			a.Condition, a.Subject, a.Since.Local().Format(time.DateTime), a.LastTried.Local().Format(time.DateTime))
+	}
 	for _, s := range rep.Subscriptions {
 		if s.LastError != nil {
 			fmt.Fprintf(w, "\n%s: %s — %s\n  %s\n", s.ID, s.LastError.Class, s.LastError.Message, s.LastError.Detail)

@@ -43,3 +43,27 @@ func (s *Store) DeleteAlertState(ctx context.Context, condition, subject string)
 	}
 	return nil
 }
+
+// AlertStates lists everything the alerts remember, by condition and
+// subject.
+func (s *Store) AlertStates(ctx context.Context) ([]calsyncd.AlertState, error) {
+	rows, err := s.query(ctx, `SELECT condition, subject, since, notified_at FROM alert_states ORDER BY condition, subject`)
+	if err != nil {
+		return nil, fmt.Errorf("store: list alert states: %w", err)
+	}
+	defer rows.Close()
+	var out []calsyncd.AlertState
+	for rows.Next() {
+		var st calsyncd.AlertState
+		var since, notified int64
+		if err := rows.Scan(&st.Condition, &st.Subject, &since, &notified); err != nil {
+			return nil, fmt.Errorf("store: list alert states: %w", err)
+		}
+		st.Since, st.NotifiedAt = fromMS(since), fromMS(notified)
+		out = append(out, st)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: list alert states: %w", err)
+	}
+	return out, nil
+}
