@@ -7,7 +7,10 @@
 package gcalfake
 
 import (
+	"bytes"
 	"cmp"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -52,12 +55,14 @@ type Options struct {
 
 // Server is the emulator. It is an http.Handler.
 type Server struct {
-	mu        sync.Mutex
-	now       func() time.Time
-	sleep     func(time.Duration)
-	latency   time.Duration
-	seed      uint64
-	rng       *rand.Rand
+	mu      sync.Mutex
+	now     func() time.Time
+	sleep   func(time.Duration)
+	latency time.Duration
+	seed    uint64
+	rng     *rand.Rand
+	// draws counts the fault draws per kind and request (drawLocked).
+	draws     map[string]int
 	calendars map[string]*calendarState
 	// primary is each user's primary calendar, the one the id "primary"
 	// names for them ("": every user without one of their own).
@@ -133,6 +138,7 @@ func New(opts Options) *Server {
 		latency:    opts.Latency,
 		seed:       opts.Seed,
 		rng:        rand.New(rand.NewPCG(opts.Seed, 0x9e3779b97f4a7c15)),
+		draws:      map[string]int{},
 		calendars:  map[string]*calendarState{},
 		stats:      Stats{ByOp: map[string]int{}, Errors: map[int]int{}},
 		quota:      opts.Quota,
@@ -169,15 +175,18 @@ func (s *Server) handle(op string, h handlerFunc) http.HandlerFunc {
 		s.mu.Lock()
 		s.inFlight++
 		s.stats.MaxInFlight = max(s.stats.MaxInFlight, s.inFlight)
+		latency := s.latency
 		s.mu.Unlock()
 		defer func() {
 			s.mu.Lock()
 			s.inFlight--
 			s.mu.Unlock()
 		}()
-		if s.latency > 0 {
-			s.sleep(s.latency)
+		if latency > 0 {
+			s.sleep(latency)
 		}
+		// Read only when a fault is drawn.
+		key := sync.OnceValue(func() string { return requestKey(op, r) })
 
 		s.mu.Lock()
 		s.stats.Requests++
@@ -188,7 +197,7 @@ func (s *Server) handle(op string, h handlerFunc) http.HandlerFunc {
 			lost   bool
 		)
 		if apiErr == nil {
-			apiErr = s.admitLocked(op, userOf(r), r.PathValue("cal"))
+			apiErr = s.admitLocked(op, userOf(r), r.PathValue("cal"), key)
 		}
 		if apiErr == nil {
 			if cal, ok := s.calendars[s.calendarIDLocked(userOf(r), r.PathValue("cal"))]; !ok {
@@ -207,7 +216,7 @@ func (s *Server) handle(op string, h handlerFunc) http.HandlerFunc {
 				if op == "insert" {
 					s.recordCreateLocked(userOf(r))
 				}
-				if p := s.faults.LostResponse; p > 0 && s.rng.Float64() < p {
+				if p := s.faults.LostResponse; p > 0 && s.drawLocked("lost", key()) < p {
 					lost = true
 					s.stats.LostResponses++
 				}
@@ -580,6 +589,34 @@ func (s *Server) stamp(ev *calendar.Event, created bool) {
 		ev.ICalUID = ev.Id + "@google.com"
 	}
 	ev.HtmlLink = "https://www.google.com/calendar/event?eid=" + ev.Id
+}
+
+// requestKey names a request by what it asks (operation, path, query and
+// body), so that injected faults are drawn per request, not from one
+// sequence that concurrent requests take in varying order: a seeded run
+// meets the same faults however its requests interleave.
+func requestKey(op string, r *http.Request) string {
+	h := sha256.New()
+	h.Write([]byte(op + " " + r.URL.Path + "?" + r.URL.RawQuery + "\x00"))
+	if r.Body != nil && r.Body != http.NoBody {
+		b, err := io.ReadAll(r.Body)
+		r.Body.Close()
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		if err == nil {
+			h.Write(b)
+		}
+	}
+	return string(h.Sum(nil))
+}
+
+// drawLocked is a fault's draw in [0, 1) for the request key: the n-th
+// draw of a kind for the same request is the same in every run of a seed.
+func (s *Server) drawLocked(kind, key string) float64 {
+	k := kind + "\x00" + key
+	n := s.draws[k]
+	s.draws[k] = n + 1
+	h := sha256.Sum256([]byte(fmt.Sprintf("%d\x00%s\x00%d", s.seed, k, n)))
+	return float64(binary.BigEndian.Uint64(h[:8])>>11) / (1 << 53)
 }
 
 func (s *Server) newID() string {

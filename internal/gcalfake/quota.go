@@ -58,8 +58,8 @@ type UsageLimit struct {
 	Lockout time.Duration
 }
 
-// Faults are failures injected at random, drawn from the seeded generator,
-// so a run is reproducible.
+// Faults are failures injected at random, drawn per request from the seed,
+// so a run is reproducible however its requests interleave.
 type Faults struct {
 	// BackendError is the share of requests answered 500 backendError.
 	BackendError float64
@@ -123,23 +123,23 @@ func userOf(r *http.Request) string {
 
 // admitLocked decides, before a request is served, whether it is refused
 // by an injected fault, the usage limit or the write quota.
-func (s *Server) admitLocked(op, user, calID string) *APIError {
+func (s *Server) admitLocked(op, user, calID string, key func() string) *APIError {
 	if s.faults.Unauthorized {
 		s.stats.Faults++
 		return errAuth()
 	}
-	if p := s.faults.BackendError; p > 0 && s.rng.Float64() < p {
+	if p := s.faults.BackendError; p > 0 && s.drawLocked("backend", key()) < p {
 		s.stats.Faults++
 		return errBackend()
 	}
-	if p := s.faults.Unavailable; p > 0 && s.rng.Float64() < p {
+	if p := s.faults.Unavailable; p > 0 && s.drawLocked("unavailable", key()) < p {
 		s.stats.Faults++
 		return errUnavailable()
 	}
 	if !isWrite(op) {
 		return nil
 	}
-	if p := s.faults.WriteOutage; p > 0 && s.rng.Float64() < p {
+	if p := s.faults.WriteOutage; p > 0 && s.drawLocked("outage", key()) < p {
 		s.stats.Faults++
 		return errBackend()
 	}
@@ -207,4 +207,11 @@ func pruneBefore(ts []time.Time, cutoff time.Time) []time.Time {
 		i++
 	}
 	return ts[i:]
+}
+
+// SetLatency changes the delay of every answer (Options.Latency).
+func (s *Server) SetLatency(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.latency = d
 }
