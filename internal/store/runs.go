@@ -19,6 +19,20 @@ func (s *Store) StartRun(ctx context.Context, subscriptionID string, started tim
 	return id, nil
 }
 
+// UnfinishedRun reports whether a run of the subscription started at or
+// after since, before the run numbered before, never finished: its process
+// died (or was abandoned at shutdown) between Google's answers and their
+// commit, so Google may hold events of ours the mappings lack.
+func (s *Store) UnfinishedRun(ctx context.Context, subscriptionID string, since time.Time, before int64) (bool, error) {
+	var n int
+	err := s.queryRow(ctx, `SELECT COUNT(*) FROM runs WHERE subscription_id = ? AND id < ? AND started_at >= ? AND finished_at = 0`,
+		subscriptionID, before, ms(since)).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("store: unfinished runs of %s: %w", subscriptionID, err)
+	}
+	return n > 0, nil
+}
+
 // FinishRun records a run's outcome and counts.
 func (s *Store) FinishRun(ctx context.Context, r calsyncd.Run) error {
 	_, err := s.exec(ctx, `UPDATE runs SET finished_at = ?, outcome = ?, created = ?, updated = ?, deleted = ?,

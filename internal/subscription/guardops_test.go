@@ -108,7 +108,7 @@ func TestAdoptedEventsAreNeverDeletedByTheRunThatAdoptedThem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pv.Held) != 3 || pv.Held[0].Reason != subscription.ReasonAdopted || !strings.Contains(pv.HeldWhy, "never wrote") {
+	if len(pv.Held) != 3 || pv.Held[0].Reason != subscription.ReasonAdopted || !strings.Contains(pv.HeldWhy, "does not know it wrote") {
 		t.Errorf("dry-run: held %+v, why %q", pv.Held, pv.HeldWhy)
 	}
 	if rep := h.syncWith(subscription.Options{Reconcile: true, AllowDeletes: true}); rep.Run.Deleted != 3 {

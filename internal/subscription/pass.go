@@ -66,6 +66,8 @@ type pass struct {
 	// firstSync: nothing mapped yet, so the writes are a backfill.
 	firstSync    bool
 	reconcileDue bool
+	// died: a run since the last reconcile never finished.
+	died bool
 	// policy is the subscription's render policy; dryRun: the pass stops
 	// at the plan and writes nothing (Preview).
 	policy *render.Policy
@@ -249,7 +251,18 @@ func (r *Runner) begin(ctx context.Context, sub config.Subscription, opts Option
 	if opts.Started != nil {
 		opts.Started(p.run.ID)
 	}
+	if u, ok := r.Store.(unfinishedRuns); ok && !st.LastReconcileAt.IsZero() {
+		if p.died, err = u.UnfinishedRun(ctx, sub.ID, st.LastReconcileAt, p.run.ID); err != nil {
+			return pass{}, err
+		}
+	}
 	return r.decide(p), nil
+}
+
+// unfinishedRuns is a store that tells whether a run never finished since
+// the last reconcile (*store.Store is one).
+type unfinishedRuns interface {
+	UnfinishedRun(ctx context.Context, subscriptionID string, since time.Time, before int64) (bool, error)
 }
 
 func (r *Runner) newPass(sub config.Subscription, opts Options, st calsyncd.SubscriptionState) pass {
@@ -271,6 +284,13 @@ func (r *Runner) decide(p pass) pass {
 	// our events already.
 	every := p.cfg.Sync.ReconcileInterval.D()
 	p.reconcileDue = p.opts.Reconcile || p.found.LastReconcileAt.IsZero() || (every > 0 && r.now().Sub(p.found.LastReconcileAt) >= every)
+	// A run that died between Google's answers and their commit may have
+	// left events of ours in Google that no mapping knows: the next run
+	// finds them at once rather than at the daily reconcile.
+	if p.died && !p.reconcileDue {
+		p.reconcileDue = true
+		p.log.Info("a run since the last reconcile never finished (its process died or was abandoned): reconciling with Google")
+	}
 	return p
 }
 

@@ -147,7 +147,7 @@ func (p pass) heldWhy() string {
 		}
 	}
 	if v.Adopted > 0 {
-		why = append(why, fmt.Sprintf("%d are events found in Google that this database never wrote (a lost database, or another installation writing the calendar) and the feed no longer has: they are left alone; `calsyncd sync --reconcile --allow-deletes %s` deletes them", v.Adopted, p.sub.ID))
+		why = append(why, fmt.Sprintf("%d are events found in Google that this database does not know it wrote (a lost database, a run that died before recording what it wrote, or an installation of the same owner name writing the calendar) and the feed no longer has: they are left alone; `calsyncd sync --reconcile --allow-deletes %s` deletes them", v.Adopted, p.sub.ID))
 	}
 	return strings.Join(why, "; ")
 }
