@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -40,6 +41,8 @@ type harness struct {
 	runner *subscription.Runner
 	// owner names the installation (the zero Owner: the legacy form).
 	owner calsyncd.Owner
+	// mem: no sockets (newMemHarness).
+	mem bool
 
 	mu   sync.Mutex
 	body []byte
@@ -73,11 +76,15 @@ func newHarness(t *testing.T, feedFile string) *harness {
 // subscription ids.
 func (h *harness) sibling(owner string) *harness {
 	h.t.Helper()
-	s := &harness{t: h.t, fake: h.fake, api: h.api, owner: calsyncd.Owner{Name: owner}}
-	s.startFeeds()
+	s := &harness{t: h.t, fake: h.fake, api: h.api, owner: calsyncd.Owner{Name: owner}, mem: h.mem}
+	url := memHarnessURL
+	if !h.mem {
+		s.startFeeds()
+		url = s.feeds.URL
+	}
 	cfg := *h.cfg
 	cfg.StateDir = h.t.TempDir()
-	cfg.Subscriptions = []config.Subscription{{ID: "team", URL: s.feeds.URL + "/team.ics", Calendar: testCalendar}}
+	cfg.Subscriptions = []config.Subscription{{ID: "team", URL: url + "/team.ics", Calendar: testCalendar}}
 	s.cfg = &cfg
 	s.dbPath = filepath.Join(cfg.StateDir, "calsyncd.db")
 	s.open()
@@ -86,8 +93,13 @@ func (h *harness) sibling(owner string) *harness {
 
 // startFeeds starts the feed server that serves h.body.
 func (h *harness) startFeeds() {
-	t := h.t
-	h.feeds = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h.feeds = httptest.NewServer(h.feedHandler())
+	h.t.Cleanup(h.feeds.Close)
+}
+
+// feedHandler answers feed requests with h.body (or h.status).
+func (h *harness) feedHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		if h.onFetch != nil {
@@ -107,9 +119,84 @@ func (h *harness) startFeeds() {
 		}
 		w.Header().Set("Content-Type", "text/calendar")
 		w.Write(h.body)
-	}))
-	t.Cleanup(h.feeds.Close)
+	})
 }
+
+// memHarnessURL is where an in-memory harness pretends its servers are:
+// nothing ever dials it.
+const memHarnessURL = "http://127.0.0.1:9"
+
+// newMemHarness is a harness with no sockets: Google and the feed server
+// answer through in-memory transports, so it runs inside a
+// testing/synctest bubble, in virtual time.
+func newMemHarness(t *testing.T) *harness {
+	t.Helper()
+	h := &harness{t: t, fake: gcalfake.New(gcalfake.Options{Seed: 1}), mem: true}
+	h.fake.AddCalendar(testCalendar, "Europe/Berlin")
+	h.cfg = config.Default()
+	h.cfg.StateDir = t.TempDir()
+	h.cfg.Google.Endpoint = memHarnessURL + gcalfake.BasePath
+	h.cfg.Subscriptions = []config.Subscription{{ID: "team", URL: memHarnessURL + "/team.ics", Calendar: testCalendar}}
+	h.dbPath = filepath.Join(h.cfg.StateDir, "calsyncd.db")
+	h.open()
+	return h
+}
+
+// handlerTransport serves requests with a handler in memory, streaming its
+// answer as a server would: the response comes with the first byte or
+// flush, and a cancelled request breaks off its body.
+type handlerTransport struct{ h http.Handler }
+
+func (t handlerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if err := req.Context().Err(); err != nil {
+		return nil, err
+	}
+	pr, pw := io.Pipe()
+	rw := &pipeResponse{header: http.Header{}, pw: pw, ready: make(chan struct{})}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		defer pw.Close()
+		t.h.ServeHTTP(rw, req)
+		rw.WriteHeader(http.StatusOK)
+	}()
+	go func() {
+		select {
+		case <-req.Context().Done():
+			pr.CloseWithError(req.Context().Err())
+		case <-served:
+		}
+	}()
+	select {
+	case <-rw.ready:
+	case <-req.Context().Done():
+		pr.CloseWithError(req.Context().Err())
+		return nil, req.Context().Err()
+	}
+	return &http.Response{Status: strconv.Itoa(rw.code) + " " + http.StatusText(rw.code), StatusCode: rw.code,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: rw.header, Body: pr, ContentLength: -1, Request: req}, nil
+}
+
+type pipeResponse struct {
+	header http.Header
+	pw     *io.PipeWriter
+	code   int
+	once   sync.Once
+	ready  chan struct{}
+}
+
+func (r *pipeResponse) Header() http.Header { return r.header }
+
+func (r *pipeResponse) WriteHeader(code int) {
+	r.once.Do(func() { r.code = code; close(r.ready) })
+}
+
+func (r *pipeResponse) Write(b []byte) (int, error) {
+	r.WriteHeader(http.StatusOK)
+	return r.pw.Write(b)
+}
+
+func (r *pipeResponse) Flush() { r.WriteHeader(http.StatusOK) }
 
 // open (re)opens the store and builds a runner on it.
 func (h *harness) open() {
@@ -120,8 +207,14 @@ func (h *harness) open() {
 	}
 	h.t.Cleanup(func() { st.Close() })
 	h.store = st
+	client, fetcher := &http.Client{Transport: h.fake.Transport("")}, fetch.NewFetcher(0, 0, 20<<20, feed.CheckBody)
+	if h.mem {
+		fetcher.Client = &http.Client{Transport: handlerTransport{h.feedHandler()}}
+	} else {
+		client = h.api.Client()
+	}
 	svc, err := calendar.NewService(context.Background(),
-		option.WithEndpoint(h.cfg.Google.Endpoint), option.WithHTTPClient(h.api.Client()))
+		option.WithEndpoint(h.cfg.Google.Endpoint), option.WithHTTPClient(client))
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -133,7 +226,7 @@ func (h *harness) open() {
 		Config:  h.cfg,
 		Store:   st,
 		Owner:   h.owner,
-		Fetcher: fetch.NewFetcher(0, 0, 20<<20, feed.CheckBody),
+		Fetcher: fetcher,
 		Writer:  func(string) (subscription.Writer, error) { return w, nil },
 		Log:     log,
 	}

@@ -9,6 +9,7 @@ package subscription_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -19,7 +20,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	calendar "google.golang.org/api/calendar/v3"
@@ -47,9 +51,9 @@ var simKinds = []string{
 	// feed changes
 	"edit", "add", "remove", "replace", "shrink", "empty", "html", "truncated", "404",
 	// operator actions
-	"filter", "unfilter", "allow", "reconcile", "lostdb", "rename", "person", "sigterm", "owner2",
+	"filter", "unfilter", "allow", "reconcile", "lostdb", "rename", "person", "sigterm", "owner2", "kill",
 	// Google behaviours
-	"5xx", "ratelimit", "lockout", "lost", "reading",
+	"5xx", "ratelimit", "lockout", "lost", "reading", "latency",
 }
 
 func simSteps(rng *rand.Rand, n int) []simStep {
@@ -77,10 +81,12 @@ type simWorld struct {
 	// events (id → etag): nothing of ours may change it.
 	other  *harness
 	theirs map[string]string
+	// clean counts the runs the clean-run invariants were checked after.
+	clean int
 }
 
 func newSimWorld(t *testing.T) *simWorld {
-	h := newHarness(t, "")
+	h := newMemHarness(t)
 	h.owner = calsyncd.Owner{Name: "prod"}
 	h.open()
 	h.fake.AddCalendar(simAddress, "Europe/Berlin")
@@ -243,6 +249,13 @@ func (w *simWorld) step(t *testing.T, s simStep) simRun {
 		}
 	case "person":
 		w.addPerson()
+	case "kill":
+		// The process dies between Google's answer and the commit: after
+		// a few changes reach the disk, nothing more does (the run's own
+		// end included), and the next step starts a new process.
+		return w.killed(t, s, opts)
+	case "latency":
+		h.fake.SetLatency(time.Duration(50+s.N*20) * time.Millisecond)
 	case "owner2":
 		if why := w.otherSyncs(t, s); why != "" {
 			run.violation = why
@@ -310,7 +323,93 @@ func (w *simWorld) step(t *testing.T, s simStep) simRun {
 	h.fake.SetFaults(gcalfake.Faults{})
 	h.fake.SetQuota(gcalfake.Quota{})
 	h.fake.SetUsageLimit(gcalfake.UsageLimit{})
+	h.fake.SetLatency(0)
 	return run
+}
+
+// errKilled is what a killed process's store answers.
+var errKilled = errors.New("sim: the process was killed")
+
+// killStore lets the first changes reach the store and then none: the
+// process died with Google's answers in hand.
+type killStore struct {
+	subscription.Store
+	mu     sync.Mutex
+	left   int
+	dead   bool
+	cancel context.CancelFunc
+}
+
+func (k *killStore) take(n int) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if !k.dead && n > k.left {
+		k.dead = true
+		k.cancel()
+	}
+	if k.dead {
+		return false
+	}
+	k.left -= n
+	return true
+}
+
+func (k *killStore) Record(ctx context.Context, sub string, changes ...calsyncd.Change) error {
+	if !k.take(len(changes)) {
+		return errKilled
+	}
+	return k.Store.Record(ctx, sub, changes...)
+}
+
+func (k *killStore) Queue(sub string, changes ...calsyncd.Change) error {
+	if !k.take(len(changes)) {
+		return errKilled
+	}
+	return k.Store.Queue(sub, changes...)
+}
+
+func (k *killStore) Flush(ctx context.Context, sub string) error {
+	if !k.take(0) {
+		return errKilled
+	}
+	return k.Store.Flush(ctx, sub)
+}
+
+func (k *killStore) SaveSubscription(ctx context.Context, st calsyncd.SubscriptionState) error {
+	if !k.take(0) {
+		return errKilled
+	}
+	return k.Store.SaveSubscription(ctx, st)
+}
+
+func (k *killStore) FinishRun(ctx context.Context, r calsyncd.Run) error {
+	if !k.take(0) {
+		return errKilled
+	}
+	return k.Store.FinishRun(ctx, r)
+}
+
+// killed runs the step's sync in a process killed after s.N%5 changes were
+// committed, then starts a new process on what reached the disk. Its run
+// promises nothing but what the invariants about others' events say.
+func (w *simWorld) killed(t *testing.T, s simStep, opts subscription.Options) simRun {
+	h := w.h
+	w.setFeed()
+	// Something to write: the feed changes with the step.
+	w.feed[fmt.Sprintf("k%d@example.com", s.ID)] = fmt.Sprintf("Event k%d", s.ID)
+	w.setFeed()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	ks := &killStore{Store: h.runner.Store, left: s.N % 5, cancel: cancel}
+	h.runner.Store = ks // the process ends with this step: open() makes a new one
+	rep, _ := h.runner.Sync(ctx, h.cfg.Subscriptions[0], opts)
+	h.store.Close()
+	h.open()
+	// What a killed run did is not a clean run's; what it wrote unrecorded
+	// is found by the next run's reconcile, but one the feed has dropped
+	// meanwhile is held as adopted (as after a lost database).
+	w.strays = true
+	return simRun{rep: rep, faults: true}
 }
 
 // check verifies the invariants after a step; it returns the first
@@ -385,6 +484,7 @@ func (w *simWorld) check(t *testing.T, run simRun, before int, was calsyncd.Subs
 	if r.Outcome != calsyncd.OutcomeOK || r.HeldDeletes > 0 || run.faults || run.badFeed {
 		return ""
 	}
+	w.clean++
 	for u, s := range w.feed {
 		if w.excluded != nil && w.excluded.MatchString(s) {
 			if owned[u] > 0 && !w.strays {
@@ -420,8 +520,12 @@ func (w *simWorld) check(t *testing.T, run simRun, before int, was calsyncd.Subs
 // step after which an invariant failed and why (-1, "": none).
 func simulate(t *testing.T, steps []simStep) (int, string) {
 	w := newSimWorld(t)
+	defer func() { cleanRuns.Add(int64(w.clean)) }()
 	w.h.sync()
 	for i, s := range steps {
+		// The daemon's hourly cadence, in virtual time: windows that
+		// throttle or lock out an account pass as they do in a day.
+		time.Sleep(time.Hour)
 		before := 0
 		for _, ev := range w.h.fake.Events(simAddress) {
 			if gcalwriter.Owned(ev, w.h.owner, "team") && ev.Status != "cancelled" {
@@ -439,12 +543,27 @@ func simulate(t *testing.T, steps []simStep) (int, string) {
 	return -1, ""
 }
 
+// cleanRuns counts, across a TestSimulation, the runs after which the
+// clean-run invariants were checked: a simulation whose runs never end
+// clean checks little.
+var cleanRuns atomic.Int64
+
+// simulateIn runs simulate in a subtest, inside a testing/synctest
+// bubble: virtual time, and every goroutine it starts gone at its end.
+func simulateIn(t *testing.T, name string, steps []simStep) (at int, why string) {
+	t.Run(name, func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) { at, why = simulate(t, steps) })
+	})
+	return at, why
+}
+
 // shortest drops steps from a failing sequence while it still fails.
 func shortest(t *testing.T, steps []simStep) []simStep {
 	for i := 0; i < len(steps); {
 		try := slices.Delete(slices.Clone(steps), i, i+1)
 		var fails bool
-		t.Run("shrink", func(t *testing.T) { at, _ := simulate(t, try); fails = at >= 0 })
+		at, _ := simulateIn(t, "shrink", try)
+		fails = at >= 0
 		if fails {
 			steps = try
 			continue
@@ -477,6 +596,7 @@ func TestSimulation(t *testing.T) {
 		seeds = []uint64{n}
 	}
 	steps := envInt("CALSYNCD_SIM_STEPS", 35)
+	cleanRuns.Store(0)
 	goroutines := runtime.NumGoroutine()
 	var mem runtime.MemStats
 	runtime.GC()
@@ -486,12 +606,12 @@ func TestSimulation(t *testing.T) {
 		seq := simSteps(rand.New(rand.NewPCG(seed, 22)), steps)
 		var at int
 		var why string
-		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { at, why = simulate(t, seq) })
+		at, why = simulateIn(t, fmt.Sprintf("seed=%d", seed), seq)
 		if at < 0 {
 			continue
 		}
 		short := shortest(t, seq[:at+1])
-		_, why2 := simulate(t, short)
+		_, why2 := simulateIn(t, "replay", short)
 		t.Errorf("seed %d: after step %d of %v: %s\nshortest failing sequence: %v (%s)\nreplay: CALSYNCD_SIM_SEED=%d CALSYNCD_SIM_STEPS=%d go test ./internal/subscription -run TestSimulation",
 			seed, at, seq[:at+1], why, short, why2, seed, steps)
 	}
@@ -503,5 +623,8 @@ func TestSimulation(t *testing.T) {
 	if grown := int64(mem.HeapAlloc) - int64(heap); grown > 64<<20 {
 		t.Errorf("the heap grew by %d MiB across the simulation", grown>>20)
 	}
-	t.Logf("%d seeds × %d steps", len(seeds), steps)
+	t.Logf("%d seeds × %d steps, %d runs checked clean", len(seeds), steps, cleanRuns.Load())
+	if n := cleanRuns.Load(); n < int64(len(seeds)*steps/5) {
+		t.Errorf("only %d of %d runs ended clean: the simulation checks too little of the mirror", n, len(seeds)*steps)
+	}
 }
