@@ -139,7 +139,14 @@ func sqliteDSN(path string, readOnly bool) string {
 	} else {
 		q.Set("_txlock", "immediate")
 	}
-	return "file:" + path + "?" + q.Encode()
+	return "file:" + uriPath(path) + "?" + q.Encode()
+}
+
+// uriPath escapes what a file path may hold that a SQLite URI reads
+// otherwise: "?" starts its query, "#" its fragment (SQLite drops it, so
+// /srv/cal#1/calsyncd.db opened /srv/cal), "%" an escape.
+func uriPath(path string) string {
+	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
 }
 
 // firstPing checks the database answers. A new SQLite file switches to WAL

@@ -259,3 +259,42 @@ func TestMigrationsAreNumberedOnceEach(t *testing.T) {
 		}
 	}
 }
+
+// TestAStateDirWithURICharactersIsItsOwn: a state directory named with
+// "#", "?" or "%" holds its own database. The DSN is a SQLite URI, where
+// "#" starts a fragment: /srv/cal#1/calsyncd.db opened /srv/cal, so two
+// installations in cal#1 and cal#2 shared one database (found by the
+// simulation, whose subtests' directories are named "try#01").
+func TestAStateDirWithURICharactersIsItsOwn(t *testing.T) {
+	base := t.TempDir()
+	ctx := context.Background()
+	names := []string{"cal#1", "cal#2", "cal?x=1", "cal%41", "cal%2541"}
+	for i, n := range names {
+		path := filepath.Join(base, n, "calsyncd.db")
+		s, err := store.Open(ctx, "sqlite", path)
+		if err != nil {
+			t.Fatalf("%s: %v", n, err)
+		}
+		if _, err := s.EnsureSubscription(ctx, fmt.Sprintf("sub%d", i), "c", "default"); err != nil {
+			t.Fatal(err)
+		}
+		states, err := s.Subscriptions(ctx)
+		s.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(states) != 1 || states[0].ID != fmt.Sprintf("sub%d", i) {
+			t.Errorf("the database in %s holds %d subscriptions (%v): it is shared with another directory's", n, len(states), states)
+		}
+		if _, err := os.Stat(path); err != nil {
+			t.Errorf("the database of %s is not where it was asked to be: %v", n, err)
+		}
+	}
+	if ents, _ := os.ReadDir(base); len(ents) != len(names) {
+		var got []string
+		for _, e := range ents {
+			got = append(got, e.Name())
+		}
+		t.Errorf("the base directory holds %v, want only the %d state directories", got, len(names))
+	}
+}
