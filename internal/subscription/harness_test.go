@@ -46,6 +46,8 @@ type harness struct {
 
 	mu   sync.Mutex
 	body []byte
+	// paths are bodies for other feed paths than the subscription's.
+	paths map[string][]byte
 	// status, when set, is the feed server's answer instead of 200.
 	status int
 	// onFetch, when set, is called as the feed server starts to answer.
@@ -111,6 +113,11 @@ func (h *harness) feedHandler() http.Handler {
 			h.mu.Unlock()
 			<-r.Context().Done()
 			h.mu.Lock()
+			return
+		}
+		if b, ok := h.paths[r.URL.Path]; ok {
+			w.Header().Set("Content-Type", "text/calendar")
+			w.Write(b)
 			return
 		}
 		if h.status != 0 {
@@ -201,6 +208,12 @@ func (r *pipeResponse) Flush() { r.WriteHeader(http.StatusOK) }
 // open (re)opens the store and builds a runner on it.
 func (h *harness) open() {
 	h.t.Helper()
+	if h.store != nil {
+		// A restart: the old process's store goes with it (a second
+		// store left open on a file the test then deletes would keep
+		// SQLite's view of the deleted file alive).
+		h.store.Close()
+	}
 	st, err := store.Open(context.Background(), "sqlite", h.dbPath)
 	if err != nil {
 		h.t.Fatal(err)
@@ -221,13 +234,34 @@ func (h *harness) open() {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	// Pacing and retries are the writer's own business, tested there; here
 	// they only need to be quick.
-	w := gcalwriter.New(svc, gcalwriter.Options{Logger: log, Owner: h.owner, Spacing: time.Millisecond, RetryBase: time.Millisecond, RetryCap: 4 * time.Millisecond})
+	opts := gcalwriter.Options{Logger: log, Owner: h.owner, Spacing: time.Millisecond, RetryBase: time.Millisecond, RetryCap: 4 * time.Millisecond}
+	w := gcalwriter.New(svc, opts)
+	// Accounts other than the default act as the emulator's user of the
+	// same name, each through a writer of its own.
+	var mu sync.Mutex
+	others := map[string]*gcalwriter.Writer{}
+	writer := func(account string) (subscription.Writer, error) {
+		if account == "" || account == config.DefaultAccount {
+			return w, nil
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if others[account] == nil {
+			c := h.fake.Client(account)
+			svc, err := calendar.NewService(context.Background(), option.WithEndpoint(h.cfg.Google.Endpoint), option.WithHTTPClient(c))
+			if err != nil {
+				return nil, err
+			}
+			others[account] = gcalwriter.New(svc, opts)
+		}
+		return others[account], nil
+	}
 	h.runner = &subscription.Runner{
 		Config:  h.cfg,
 		Store:   st,
 		Owner:   h.owner,
 		Fetcher: fetcher,
-		Writer:  func(string) (subscription.Writer, error) { return w, nil },
+		Writer:  writer,
 		Log:     log,
 	}
 }

@@ -37,6 +37,10 @@ import (
 
 const simAddress = "alice@example.com"
 
+// simSecond is a second account, and the emulator's user it acts as, who
+// can write simAddress.
+const simSecond = "bob"
+
 // simStep is one step: what it does and its own parameters, so a
 // sequence replays the same with any of its steps left out.
 type simStep struct {
@@ -52,6 +56,7 @@ var simKinds = []string{
 	"edit", "add", "remove", "replace", "shrink", "empty", "html", "truncated", "404",
 	// operator actions
 	"filter", "unfilter", "allow", "reconcile", "lostdb", "rename", "person", "sigterm", "owner2", "kill",
+	"account", "extra",
 	// Google behaviours
 	"5xx", "ratelimit", "lockout", "lost", "reading", "latency",
 }
@@ -83,6 +88,9 @@ type simWorld struct {
 	theirs map[string]string
 	// clean counts the runs the clean-run invariants were checked after.
 	clean int
+	// extraStrays: a lost database left events of the extra subscription
+	// in Google that no database knows it wrote.
+	extraStrays bool
 }
 
 func newSimWorld(t *testing.T) *simWorld {
@@ -91,6 +99,8 @@ func newSimWorld(t *testing.T) *simWorld {
 	h.open()
 	h.fake.AddCalendar(simAddress, "Europe/Berlin")
 	h.fake.SetPrimary("", simAddress)
+	h.fake.Share(simAddress, gcalfake.RoleWriter, simSecond)
+	h.cfg.Accounts = []config.Account{{Name: simSecond}}
 	h.cfg.Subscriptions[0].Calendar = simAddress
 	w := &simWorld{h: h, feed: map[string]string{}, persons: map[string]string{}}
 	for i := range 40 {
@@ -174,18 +184,98 @@ func (w *simWorld) otherSyncs(t *testing.T, s simStep) string {
 		t.Fatalf("the other installation's sync: %v", err)
 	}
 	if got := w.marked("prod"); !maps.Equal(got, ours) {
-		return "the other installation's run changed or deleted our events"
+		return "the other installation's run changed or deleted our events: " + diffMarked(ours, got)
 	}
 	w.theirs = w.marked("other")
 	return ""
 }
 
-// marked is every live event of the subscription whose owner mark is
+// extraStep adds a second subscription writing the same calendar, with a
+// feed that shares UIDs with ours, and syncs it; or removes it, pruning
+// its events on odd steps. Neither may change our events; after a clean
+// run of its own, Google holds its feed's events once each.
+func (w *simWorld) extraStep(t *testing.T, s simStep) string {
+	h := w.h
+	ours := w.marked("prod")
+	if len(h.cfg.Subscriptions) > 1 {
+		h.cfg.Subscriptions = h.cfg.Subscriptions[:1]
+		st, err := h.store.Subscription(t.Context(), "extra")
+		if s.N%2 == 1 && err == nil { // none after a lost database: nothing to prune
+			if err := h.runner.Prune(t.Context(), st); err != nil {
+				return "pruning the removed subscription failed: " + err.Error()
+			}
+			// Prune deletes what the database knows it wrote: events a
+			// lost database left are found, held and left alone.
+			if n := len(w.markedFor("extra", "prod")); n != 0 && !w.extraStrays {
+				return fmt.Sprintf("the pruned subscription left %d of its events", n)
+			}
+		}
+		if !maps.Equal(w.marked("prod"), ours) {
+			return "removing another subscription changed our events"
+		}
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//sim extra//EN\r\n")
+	n := 1 + s.N%5
+	for i := range n {
+		fmt.Fprintf(&b, "BEGIN:VEVENT\r\nUID:base-%d@example.com\r\nDTSTART;VALUE=DATE:202705%02d\r\nSUMMARY:Extra %d\r\nEND:VEVENT\r\n", i, 1+i, i)
+	}
+	b.WriteString("END:VCALENDAR\r\n")
+	h.mu.Lock()
+	if h.paths == nil {
+		h.paths = map[string][]byte{}
+	}
+	h.paths["/extra.ics"] = []byte(b.String())
+	h.mu.Unlock()
+	extra := config.Subscription{ID: "extra", URL: memHarnessURL + "/extra.ics", Calendar: simAddress}
+	h.cfg.Subscriptions = append(h.cfg.Subscriptions, extra)
+	rep, err := h.runner.Sync(t.Context(), extra, subscription.Options{})
+	if err != nil {
+		t.Fatalf("the extra subscription's sync: %v", err)
+	}
+	if !maps.Equal(w.marked("prod"), ours) {
+		return "another subscription's run changed our events"
+	}
+	// Events a lost database left (found, held, let go) may remain beside
+	// the feed's.
+	if got := len(w.markedFor("extra", "prod")); rep.Run.Outcome == calsyncd.OutcomeOK && rep.Run.HeldDeletes == 0 &&
+		(got < n || got > n && !w.extraStrays) {
+		return fmt.Sprintf("after a clean run the extra subscription has %d events in Google, its feed %d", got, n)
+	}
+	return ""
+}
+
+// diffMarked says which events differ between two snapshots.
+func diffMarked(was, now map[string]string) string {
+	var out []string
+	for id, etag := range was {
+		switch n, ok := now[id]; {
+		case !ok:
+			out = append(out, id+" gone")
+		case n != etag:
+			out = append(out, id+" changed")
+		}
+	}
+	for id := range now {
+		if _, ok := was[id]; !ok {
+			out = append(out, id+" appeared")
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, ", ")
+}
+
+// marked is every live event of our subscription whose owner mark is
 // owner: id → etag.
-func (w *simWorld) marked(owner string) map[string]string {
+func (w *simWorld) marked(owner string) map[string]string { return w.markedFor("team", owner) }
+
+// markedFor is every live event of a subscription whose owner mark is
+// owner: id → etag.
+func (w *simWorld) markedFor(sub, owner string) map[string]string {
 	out := map[string]string{}
 	for _, ev := range w.h.fake.Events(simAddress) {
-		if sub, o, ok := gcalwriter.Marks(ev); ok && sub == "team" && o == owner && ev.Status != "cancelled" {
+		if s, o, ok := gcalwriter.Marks(ev); ok && s == sub && o == owner && ev.Status != "cancelled" {
 			out[ev.Id] = ev.Etag
 		}
 	}
@@ -241,7 +331,24 @@ func (w *simWorld) step(t *testing.T, s simStep) simRun {
 		// The high-water mark was in the database: the guard starts again
 		// from what the recovery adopts.
 		w.strays, w.peakOwned = true, 0
+		w.extraStrays = w.extraStrays || len(w.markedFor("extra", "prod")) > 0
+	case "account":
+		// The subscription changes to another account that can write the
+		// same calendar, or back: the same calendar, nothing to move.
+		if h.cfg.Subscriptions[0].Account == "" {
+			h.cfg.Subscriptions[0].Account = simSecond
+		} else {
+			h.cfg.Subscriptions[0].Account = ""
+		}
+		h.cfg.Subscriptions[0].Calendar = simAddress
+	case "extra":
+		if why := w.extraStep(t, s); why != "" {
+			run.violation = why
+		}
 	case "rename":
+		if h.cfg.Subscriptions[0].Account != "" {
+			break // "primary" is another calendar for the second account
+		}
 		if h.cfg.Subscriptions[0].Calendar == simAddress {
 			h.cfg.Subscriptions[0].Calendar = "primary"
 		} else {
@@ -551,9 +658,15 @@ var cleanRuns atomic.Int64
 // simulateIn runs simulate in a subtest, inside a testing/synctest
 // bubble: virtual time, and every goroutine it starts gone at its end.
 func simulateIn(t *testing.T, name string, steps []simStep) (at int, why string) {
-	t.Run(name, func(t *testing.T) {
+	at = -1
+	ok := t.Run(name, func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) { at, why = simulate(t, steps) })
 	})
+	if !ok && at < 0 {
+		// The harness itself stopped (t.Fatal): a failure of the whole
+		// sequence, said in the subtest's log.
+		at, why = len(steps)-1, "the simulation stopped with an error (see the subtest's log)"
+	}
 	return at, why
 }
 
