@@ -27,6 +27,13 @@ type Settled struct {
 	// HeldWhy says why the guard holds the deletes and what releases
 	// them ("" when none are held).
 	HeldWhy string
+	// HeldAdopted are the held deletes of events the run found in Google
+	// and adopted (the database did not know it wrote them); the run lets
+	// them go, so they are no lasting hold. Strays is whether a reconcile
+	// found such events (Holds), found none (Cleared), or did not run
+	// (Unknown).
+	HeldAdopted int
+	Strays      Finding
 	// CredentialsRefused: Google refused the account's credentials in this
 	// run (Holds), accepted them (Cleared: it answered a request of the
 	// account), or the run did not get that far (Unknown).
@@ -105,8 +112,8 @@ func CredentialsRefused(err error) bool {
 // forgets when it last reminded someone.
 type AlertState struct {
 	// Condition is "error", "deletes_held", "auth_failed",
-	// "usage_limited" or "feed_throttled"; Subject the subscription id or
-	// account name.
+	// "usage_limited", "feed_throttled" or "strays"; Subject the
+	// subscription id or account name.
 	//
 	// An alert no webhook took is remembered as Condition
 	// AlertUndelivered, Subject its condition, ":" and its subject (see

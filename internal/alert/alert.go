@@ -34,10 +34,14 @@ const (
 	// FeedThrottled: a subscription's feed server has answered every
 	// fetch with 429 for a day.
 	FeedThrottled Event = "feed_throttled"
+	// StraysLeft: a reconcile found events with the subscription's marks
+	// that the database does not know it wrote and the feed no longer
+	// has, and left them alone.
+	StraysLeft Event = "strays_left"
 )
 
 // Events lists every event, for metrics and documentation.
-var Events = []Event{ErrorEntered, ErrorCleared, DeletesHeld, DeletesReleased, AuthFailed, UsageLimited, FeedThrottled}
+var Events = []Event{ErrorEntered, ErrorCleared, DeletesHeld, DeletesReleased, AuthFailed, UsageLimited, FeedThrottled, StraysLeft}
 
 // Message is one alert, as the json format posts it.
 type Message struct {

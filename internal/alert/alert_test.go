@@ -36,6 +36,13 @@ func TestEachEventInEachFormat(t *testing.T) {
 	limited.UsageLimited, limited.UsageLimitedUntil = calsyncd.Holds, time.Date(2026, 11, 29, 11, 0, 0, 0, time.UTC)
 	back := settled("team", calsyncd.StateActive)
 	back.From = calsyncd.StateError
+	// A reconcile held the deletes of 4 events it adopted: no lasting
+	// hold (issue 22: the next run said "released, nothing deleted"),
+	// told as strays, once.
+	strays := settled("team", calsyncd.StateActive)
+	strays.HeldDeletes, strays.HeldAdopted, strays.Strays = 4, 4, calsyncd.Holds
+	strays.HeldWhy = "4 are events found in Google that this database does not know it wrote"
+	after := settled("team", calsyncd.StateActive)
 
 	steps := []struct {
 		name  string
@@ -53,6 +60,9 @@ func TestEachEventInEachFormat(t *testing.T) {
 		{"the feed came back", settled("team", calsyncd.StateActive), alert.DeletesReleased, []string{"has its events back", "nothing was deleted"}},
 		{"credentials refused", refused, alert.AuthFailed, []string{"account default", "invalid_grant", "calsyncd auth login --account default"}},
 		{"locked out", limited, alert.UsageLimited, []string{"account default", "usage limits", "2026-11-29T11:00:00Z"}},
+		{"strays found", strays, alert.StraysLeft, []string{"4 events", "left alone", "--reconcile --allow-deletes team"}},
+		{"the run after", after, "", nil},
+		{"strays found again", strays, "", nil},
 	}
 	var want []alert.Event
 	for _, st := range steps {

@@ -14,6 +14,7 @@ const (
 	condAuthFailed   = "auth_failed"
 	condUsageLimited = "usage_limited"
 	condFeedThrottle = "feed_throttled"
+	condStrays       = "strays"
 )
 
 // observation is what one settled run says of one condition.
@@ -32,7 +33,9 @@ func observe(s calsyncd.Settled) []observation {
 	if s.To == calsyncd.StateError {
 		inError = calsyncd.Holds
 	}
-	if s.HeldDeletes > 0 {
+	// Deletes held because the run adopted their events are no lasting
+	// hold (the run lets them go): they are told as strays.
+	if s.HeldDeletes-s.HeldAdopted > 0 {
 		held = calsyncd.Holds
 	}
 	return []observation{
@@ -44,6 +47,9 @@ func observe(s calsyncd.Settled) []observation {
 		{condition: condUsageLimited, subject: s.Account, finding: s.UsageLimited, enter: UsageLimited},
 		// A feed that answers again needs no one: its runs resume.
 		{condition: condFeedThrottle, subject: s.Subscription, finding: s.FeedThrottled, enter: FeedThrottled},
+		// Strays go when an operator deletes them, or a reconcile no
+		// longer finds them: nobody needs telling.
+		{condition: condStrays, subject: s.Subscription, finding: s.Strays, enter: StraysLeft},
 	}
 }
 

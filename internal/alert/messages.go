@@ -74,6 +74,13 @@ func describe(cfg *config.Config, ev Event, s calsyncd.Settled, reminder bool, s
 		m.Message = fmt.Sprintf("Google's usage limits (\"Calendar usage limits exceeded\", or the project's daily quota) %slock account %s out until %s; "+
 			"its writes are deferred and resume by themselves. If this happens often, spread large calendars over several accounts.",
 			still, acct, s.UsageLimitedUntil.UTC().Format(time.RFC3339))
+	case StraysLeft:
+		m.Title = fmt.Sprintf("calsyncd: %s: %d events of unknown origin %sleft in the calendar", id, s.HeldAdopted, still)
+		m.Message = fmt.Sprintf("A reconcile of subscription %s found %d events in Google carrying its marks that this database does not know "+
+			"it wrote and that its feed no longer has (a lost database, a run that died before recording what it wrote, or another "+
+			"installation of the same owner name writing the calendar). They are left alone. If they are this subscription's, "+
+			"`calsyncd sync --reconcile --allow-deletes %s` deletes them; `calsyncd sync --dry-run --reconcile %s` lists them.",
+			id, s.HeldAdopted, id, id)
 	case FeedThrottled:
 		m.Title = fmt.Sprintf("calsyncd: %s: the feed server %srefuses to serve the feed (429)", id, still)
 		m.Message = fmt.Sprintf("The feed server of subscription %s has answered every fetch with 429 (too many requests) since %s; "+

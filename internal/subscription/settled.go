@@ -25,6 +25,13 @@ func (p pass) settled(rep Report, next calsyncd.SubscriptionState, e ending) cal
 	if p.verdict.Held > 0 {
 		s.HeldByFilters = min(p.filtered, p.verdict.Held)
 		s.HeldWhy = p.heldWhy()
+		s.HeldAdopted = p.verdict.Adopted
+	}
+	switch rp := p.repaired; {
+	case p.verdict.Adopted > 0:
+		s.Strays = calsyncd.Holds
+	case rp != nil && rp.skipped == nil && e.outcome == calsyncd.OutcomeOK:
+		s.Strays = calsyncd.Cleared
 	}
 	s.UsageLimited, s.UsageLimitedUntil = p.usageLimit(rep.Run.FinishedAt)
 	switch {
