@@ -206,7 +206,9 @@ const movedNotePrefix = "Moved from calendar"
 // goes. One the feed no longer has would be the only copy deleted: those
 // go through the mass-delete guard's limits as any delete does, and past
 // them wait for --allow-deletes (a move is the operator's change, which
-// waiting never confirms).
+// waiting never confirms): weighed against what the old calendar holds
+// and against the high-water mark, and never released while the guard
+// held deletes before.
 func (p pass) vacatePlan(owned []diff.Owned, loc calsyncd.Location) (deletes, held []diff.Op) {
 	ops := diff.Vacate(owned, p.known.mappings, loc.Calendar == p.sub.Calendar)
 	inFeed := make(map[string]bool, len(p.shaped.Events))
@@ -222,7 +224,14 @@ func (p pass) vacatePlan(owned []diff.Owned, loc calsyncd.Location) (deletes, he
 		}
 	}
 	g := p.cfg.Sync.DeleteGuard
-	if !p.opts.AllowDeletes && len(unmirrored) > g.MinDeletes && float64(len(unmirrored)) > g.MaxFraction*float64(len(ops)) {
+	over := func(lost, of int) bool { return lost > g.MinDeletes && float64(lost) > g.MaxFraction*float64(of) }
+	switch {
+	case p.opts.AllowDeletes || len(unmirrored) == 0:
+	case over(len(unmirrored), len(ops)),
+		// The feed is down from the high-water mark by more than the
+		// guard allows, or the guard held deletes before the move: a
+		// move must not release what the guard holds.
+		over(p.peak-len(p.shaped.Events), p.peak), p.found.HeldDeletes > 0:
 		return deletes, unmirrored
 	}
 	return append(deletes, unmirrored...), nil

@@ -339,3 +339,32 @@ func TestVacateGoesThroughTheGuard(t *testing.T) {
 		t.Errorf("the note does not say the old calendar was vacated: %q", note)
 	}
 }
+
+// TestAMoveNeverReleasesWhatTheGuardHolds: a feed shrinking 40 → 28 → 20
+// → 14 has its last 6 deletes held (26 below the high-water mark of 40).
+// Moving the subscription then deleted those 6 from the old calendar, the
+// only copies, since 6 is under min_deletes (found by the simulation).
+// They stay until --allow-deletes.
+func TestAMoveNeverReleasesWhatTheGuardHolds(t *testing.T) {
+	h := newHarness(t, "")
+	h.fake.AddCalendar(movedCalendar, "UTC")
+	for _, n := range []int{40, 28, 20} {
+		h.setFeed(feedOf(0, n))
+		if rep := h.sync(); rep.Run.HeldDeletes != 0 {
+			t.Fatalf("a feed of %d: %d deletes held, want none", n, rep.Run.HeldDeletes)
+		}
+	}
+	h.setFeed(feedOf(0, 14))
+	if rep := h.sync(); rep.Run.HeldDeletes != 6 {
+		t.Fatalf("a feed of 14 after 40: %d deletes held, want 6", rep.Run.HeldDeletes)
+	}
+	h.cfg.Subscriptions[0].Calendar = movedCalendar
+	h.sync()
+	if o, n := owned(h, testCalendar), owned(h, movedCalendar); o != 6 || n != 14 {
+		t.Errorf("after the move: old holds %d, new %d; want 6 (held) and 14", o, n)
+	}
+	h.syncWith(allowDeletes)
+	if o := owned(h, testCalendar); o != 0 {
+		t.Errorf("with --allow-deletes the old calendar still holds %d", o)
+	}
+}

@@ -37,6 +37,10 @@ import (
 
 const simAddress = "alice@example.com"
 
+// simMoved is a second calendar both accounts can write: the step "move"
+// moves the subscription there and back.
+const simMoved = "moved@group.calendar.google.com"
+
 // simSecond is a second account, and the emulator's user it acts as, who
 // can write simAddress.
 const simSecond = "bob"
@@ -56,7 +60,7 @@ var simKinds = []string{
 	"edit", "add", "remove", "replace", "shrink", "empty", "html", "truncated", "404",
 	// operator actions
 	"filter", "unfilter", "allow", "reconcile", "lostdb", "rename", "person", "sigterm", "owner2", "kill",
-	"account", "extra",
+	"account", "extra", "move",
 	// Google behaviours
 	"5xx", "ratelimit", "lockout", "lost", "reading", "latency",
 }
@@ -88,6 +92,9 @@ type simWorld struct {
 	theirs map[string]string
 	// clean counts the runs the clean-run invariants were checked after.
 	clean int
+	// lostElsewhere: a lost database forgot a move, leaving our events in
+	// the calendar moved away from.
+	lostElsewhere bool
 	// extraStrays: a lost database left events of the extra subscription
 	// in Google that no database knows it wrote.
 	extraStrays bool
@@ -100,6 +107,8 @@ func newSimWorld(t *testing.T) *simWorld {
 	h.fake.AddCalendar(simAddress, "Europe/Berlin")
 	h.fake.SetPrimary("", simAddress)
 	h.fake.Share(simAddress, gcalfake.RoleWriter, simSecond)
+	h.fake.AddCalendar(simMoved, "UTC")
+	h.fake.Share(simMoved, gcalfake.RoleWriter, "", simSecond)
 	h.cfg.Accounts = []config.Account{{Name: simSecond}}
 	h.cfg.Subscriptions[0].Calendar = simAddress
 	w := &simWorld{h: h, feed: map[string]string{}, persons: map[string]string{}}
@@ -246,6 +255,39 @@ func (w *simWorld) extraStep(t *testing.T, s simStep) string {
 	return ""
 }
 
+// calendar is the calendar the subscription writes now, as Google names
+// it ("primary" is simAddress for the default account).
+func (w *simWorld) calendar() string {
+	if c := w.h.cfg.Subscriptions[0].Calendar; c != "primary" {
+		return c
+	}
+	return simAddress
+}
+
+// ownedIn counts our live events in a calendar by UID.
+func (w *simWorld) ownedIn(cal string) map[string]int {
+	out := map[string]int{}
+	for _, ev := range w.h.fake.Events(cal) {
+		if gcalwriter.Owned(ev, w.h.owner, "team") && ev.Status != "cancelled" {
+			out[ev.ExtendedProperties.Private[gcalwriter.PropUID]]++
+		}
+	}
+	return out
+}
+
+// distinct is how many of the feed's events have a copy of ours in either
+// calendar: a move copies events and then vacates the old calendar, which
+// deletes no event a person could miss.
+func (w *simWorld) distinct() int {
+	uids := map[string]bool{}
+	for _, cal := range []string{simAddress, simMoved} {
+		for u := range w.ownedIn(cal) {
+			uids[u] = true
+		}
+	}
+	return len(uids)
+}
+
 // diffMarked says which events differ between two snapshots.
 func diffMarked(was, now map[string]string) string {
 	var out []string
@@ -332,6 +374,14 @@ func (w *simWorld) step(t *testing.T, s simStep) simRun {
 		// from what the recovery adopts.
 		w.strays, w.peakOwned = true, 0
 		w.extraStrays = w.extraStrays || len(w.markedFor("extra", "prod")) > 0
+		// A move the lost database recorded is forgotten with it: the
+		// calendar moved away from keeps our events (nothing knows to
+		// vacate it) until the subscription moves back and adopts them.
+		for _, cal := range []string{simAddress, simMoved} {
+			if cal != w.calendar() && len(w.ownedIn(cal)) > 0 {
+				w.lostElsewhere = true
+			}
+		}
 	case "account":
 		// The subscription changes to another account that can write the
 		// same calendar, or back: the same calendar, nothing to move.
@@ -340,13 +390,20 @@ func (w *simWorld) step(t *testing.T, s simStep) simRun {
 		} else {
 			h.cfg.Subscriptions[0].Account = ""
 		}
-		h.cfg.Subscriptions[0].Calendar = simAddress
+		h.cfg.Subscriptions[0].Calendar = w.calendar()
+	case "move":
+		// To the other calendar, or back.
+		if w.calendar() == simMoved {
+			h.cfg.Subscriptions[0].Calendar = simAddress
+		} else {
+			h.cfg.Subscriptions[0].Calendar = simMoved
+		}
 	case "extra":
 		if why := w.extraStep(t, s); why != "" {
 			run.violation = why
 		}
 	case "rename":
-		if h.cfg.Subscriptions[0].Account != "" {
+		if h.cfg.Subscriptions[0].Account != "" || w.calendar() != simAddress {
 			break // "primary" is another calendar for the second account
 		}
 		if h.cfg.Subscriptions[0].Calendar == simAddress {
@@ -542,31 +599,29 @@ func (w *simWorld) check(t *testing.T, run simRun, before int, was calsyncd.Subs
 			return fmt.Sprintf("a person's event %s was changed or deleted", id)
 		}
 	}
-	owned := map[string]int{}
+	owned := w.ownedIn(w.calendar())
 	n := 0
-	for _, ev := range h.fake.Events(simAddress) {
-		if gcalwriter.Owned(ev, h.owner, "team") && ev.Status != "cancelled" {
-			owned[ev.ExtendedProperties.Private[gcalwriter.PropUID]]++
-			n++
-		}
+	for _, c := range owned {
+		n += c
 	}
 	// The guard: without --allow-deletes no run deletes more than the
 	// guard lets through, weighed against what was there and against the
 	// most there was, unless the same deletes were held for confirm_runs
-	// runs in a row before it.
+	// runs in a row before it. Counted by event, in either calendar.
 	g := h.cfg.Sync.DeleteGuard
 	w.peakOwned = max(w.peakOwned, before)
 	confirmed := was.GuardRuns >= g.ConfirmRuns-1 && !was.GuardByConfig
-	if d := before - n; !run.allowed && !confirmed && d > 0 {
+	now := w.distinct()
+	if d := before - now; !run.allowed && !confirmed && d > 0 {
 		if d > g.MinDeletes && float64(d) > g.MaxFraction*float64(before) {
 			return fmt.Sprintf("one run deleted %d of our %d events without --allow-deletes", d, before)
 		}
-		if lost := w.peakOwned - n; lost > g.MinDeletes && float64(lost) > g.MaxFraction*float64(w.peakOwned) {
-			return fmt.Sprintf("a run deleted %d, leaving %d of the peak of %d without --allow-deletes", d, n, w.peakOwned)
+		if lost := w.peakOwned - now; lost > g.MinDeletes && float64(lost) > g.MaxFraction*float64(w.peakOwned) {
+			return fmt.Sprintf("a run deleted %d, leaving %d of the peak of %d without --allow-deletes", d, now, w.peakOwned)
 		}
 	}
 	if run.allowed || confirmed {
-		w.peakOwned = n
+		w.peakOwned = now
 	}
 	st, err := h.store.Subscription(ctx, "team")
 	if err != nil {
@@ -592,6 +647,14 @@ func (w *simWorld) check(t *testing.T, run simRun, before int, was calsyncd.Subs
 		return ""
 	}
 	w.clean++
+	if w.lostElsewhere {
+		w.lostElsewhere = false
+		for _, cal := range []string{simAddress, simMoved} {
+			if cal != w.calendar() && len(w.ownedIn(cal)) > 0 {
+				w.lostElsewhere = true
+			}
+		}
+	}
 	for u, s := range w.feed {
 		if w.excluded != nil && w.excluded.MatchString(s) {
 			if owned[u] > 0 && !w.strays {
@@ -616,6 +679,15 @@ func (w *simWorld) check(t *testing.T, run simRun, before int, was calsyncd.Subs
 		if mapped != n {
 			return fmt.Sprintf("after a clean run the store maps %d events, Google holds %d of ours", mapped, n)
 		}
+		// Once nothing is left to vacate, the calendar moved away from
+		// holds none of ours.
+		if len(st.Vacating) == 0 && !w.lostElsewhere {
+			for _, cal := range []string{simAddress, simMoved} {
+				if left := w.ownedIn(cal); cal != w.calendar() && len(left) > 0 {
+					return fmt.Sprintf("after a clean run with nothing to vacate, %s still holds %d of our events", cal, len(left))
+				}
+			}
+		}
 	}
 	if run.allowed && r.Repaired == 0 && mapped == n {
 		w.strays = false
@@ -633,12 +705,7 @@ func simulate(t *testing.T, steps []simStep) (int, string) {
 		// The daemon's hourly cadence, in virtual time: windows that
 		// throttle or lock out an account pass as they do in a day.
 		time.Sleep(time.Hour)
-		before := 0
-		for _, ev := range w.h.fake.Events(simAddress) {
-			if gcalwriter.Owned(ev, w.h.owner, "team") && ev.Status != "cancelled" {
-				before++
-			}
-		}
+		before := w.distinct()
 		was, err := w.h.store.Subscription(t.Context(), "team")
 		if err != nil {
 			t.Fatal(err)
