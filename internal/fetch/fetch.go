@@ -21,7 +21,6 @@ import (
 	"time"
 
 	calsyncd "github.com/calsyncd/calsyncd"
-	"github.com/calsyncd/calsyncd/internal/printable"
 	"github.com/calsyncd/calsyncd/internal/retryafter"
 )
 
@@ -200,7 +199,7 @@ func (f *Fetcher) open(ctx context.Context, req Request) (*Response, error) {
 		if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
 			msg = "the feed server did not answer in time"
 		}
-		return nil, &Error{Kind: Unreachable, Msg: msg, Err: stripURL(err)}
+		return nil, &Error{Kind: Unreachable, Msg: msg, Err: NewScrubber(req).scrubErr(stripURL(err))}
 	}
 	if resp.StatusCode != http.StatusOK {
 		defer resp.Body.Close()
@@ -211,20 +210,32 @@ func (f *Fetcher) open(ctx context.Context, req Request) (*Response, error) {
 		return nil, err
 	}
 	return &Response{Stream: body, ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified"),
-		Charset: charsetOf(resp.Header.Get("Content-Type"))}, nil
+		Charset: charsetOf(serverText(resp.Header.Get("Content-Type")))}, nil
 }
 
-// charsetOf is the charset parameter of a Content-Type ("" when none or
-// unreadable): the feed parser decodes the body from it.
-func charsetOf(contentType string) string {
-	if contentType == "" {
+// maxCharset is the longest charset label kept: IANA's longest names are
+// under 45 characters.
+const maxCharset = 45
+
+// charsetOf is the charset parameter of a Content-Type ("" when none,
+// unreadable, or no label at all): the feed parser decodes the body from
+// it, and names a label it does not know in a warning, so only what has
+// the shape of a label (letters, digits, "-_.:+()") goes on.
+func charsetOf(contentType ServerText) string {
+	if contentType.raw == "" {
 		return ""
 	}
-	_, params, err := mime.ParseMediaType(contentType)
+	_, params, err := mime.ParseMediaType(contentType.raw)
 	if err != nil {
 		return ""
 	}
-	return params["charset"]
+	cs := params["charset"]
+	if len(cs) > maxCharset || strings.IndexFunc(cs, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.:+()", r))
+	}) >= 0 {
+		return ""
+	}
+	return cs
 }
 
 // newRequest is the GET of a feed: who we are, what we accept, the
@@ -254,7 +265,11 @@ func newRequest(ctx context.Context, u *url.URL, req Request) (*http.Request, er
 // kind.
 func answer(resp *http.Response, req Request) (*Response, error) {
 	code := resp.StatusCode
-	status := statusText(resp)
+	var reached *url.URL
+	if resp.Request != nil {
+		reached = resp.Request.URL
+	}
+	status := statusText(resp, NewScrubber(req, reached))
 	switch {
 	case code == http.StatusNotModified:
 		return &Response{NotModified: true, ETag: req.ETag, LastModified: req.LastModified}, nil
@@ -274,20 +289,11 @@ func answer(resp *http.Response, req Request) (*Response, error) {
 	}
 }
 
-// maxReason bounds how much of a server's reason phrase an error keeps.
-const maxReason = 80
-
 // statusText is the answer's status line as an error may show it: the
-// reason phrase is the server's free text, so it is escaped (a hostile
-// server's ANSI escapes must not reach an operator's terminal) and cut
-// short.
-func statusText(resp *http.Response) string {
-	reason := strings.TrimPrefix(resp.Status, strconv.Itoa(resp.StatusCode))
-	reason = strings.TrimSpace(reason)
-	if r := []rune(reason); len(r) > maxReason {
-		reason = string(r[:maxReason]) + "…"
-	}
-	reason = printable.String(reason)
+// reason phrase is the server's free text, so it goes out only through
+// the request's Scrubber.
+func statusText(resp *http.Response, sc Scrubber) string {
+	reason := sc.Clean(serverText(strings.TrimSpace(strings.TrimPrefix(resp.Status, strconv.Itoa(resp.StatusCode)))))
 	if reason == "" {
 		return strconv.Itoa(resp.StatusCode)
 	}
