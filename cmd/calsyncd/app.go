@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -97,6 +99,46 @@ func loadConfig(path string) (*config.Config, error) {
 	return cfg, nil
 }
 
+// loadConfigNeeding loads the configuration for a command that needs only
+// some of its keys (needed reports which): a ${VAR} left unset elsewhere —
+// a feed token, the status token — is no error, so the command runs as
+// the service's user without the service's environment file, which only
+// systemd reads. Each such variable is noted on notes (nil: silently). An
+// unset variable in a key the command needs is an error, as from Load.
+func loadConfigNeeding(path string, notes io.Writer, needed func(key string) bool) (*config.Config, error) {
+	if path == "" {
+		return nil, &exitError{code: 2, err: fmt.Errorf("--config is required")}
+	}
+	cfg, unset, err := config.LoadAllowUnset(path)
+	var missing config.Errors
+	for _, u := range unset {
+		if needed(u.Key) {
+			missing = append(missing, u)
+			continue
+		}
+		if notes != nil {
+			fmt.Fprintf(notes, "note: %s (not needed here)\n", u)
+		}
+	}
+	if len(missing) > 0 {
+		var errs config.Errors
+		errors.As(err, &errs)
+		all := append(missing, errs...)
+		slices.SortStableFunc(all, func(a, b *config.Error) int { return a.Line - b.Line })
+		return nil, all
+	}
+	if err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// readsStore is what a command that reads only the database needs of the
+// configuration: where the database is.
+func readsStore(key string) bool {
+	return key == "state_dir" || strings.HasPrefix(key, "store.")
+}
+
 // openApp opens the store and wires the runner.
 // A read-only app (a dry-run) records nothing: not even the owner name it
 // would settle on.
@@ -104,7 +146,11 @@ func openApp(ctx context.Context, cfg *config.Config, log *slog.Logger, readOnly
 	for _, w := range cfg.Warnings {
 		log.Warn("configuration warning", "warning", w.String())
 	}
-	st, err := store.Open(ctx, cfg.Store.Driver, cfg.DatabaseDSN())
+	open := store.Open
+	if readOnly {
+		open = store.OpenReadOnly
+	}
+	st, err := open(ctx, cfg.Store.Driver, cfg.DatabaseDSN())
 	if err != nil {
 		return nil, err
 	}

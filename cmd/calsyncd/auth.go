@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 
 	"github.com/calsyncd/calsyncd/internal/config"
@@ -130,29 +128,9 @@ func (c *authCommand) status(ctx context.Context, args []string) error {
 // login` runs as the service's user without the service's environment file,
 // which only systemd reads. An unset variable in what they need is an error.
 func (c *authCommand) loadConfig(path string) (*config.Config, error) {
-	if path == "" {
-		return nil, &exitError{code: 2, err: fmt.Errorf("--config is required")}
-	}
-	cfg, unset, err := config.LoadAllowUnset(path)
-	var needed config.Errors
-	for _, u := range unset {
-		if u.Key == "state_dir" || strings.HasPrefix(u.Key, "google.") || strings.HasPrefix(u.Key, "accounts[") {
-			needed = append(needed, u)
-			continue
-		}
-		fmt.Fprintf(c.m.Stderr, "note: %s (not needed here)\n", u)
-	}
-	if len(needed) > 0 {
-		var errs config.Errors
-		errors.As(err, &errs)
-		all := append(needed, errs...)
-		slices.SortStableFunc(all, func(a, b *config.Error) int { return a.Line - b.Line })
-		return nil, all
-	}
-	if err != nil {
-		return nil, err
-	}
-	return cfg, nil
+	return loadConfigNeeding(path, c.m.Stderr, func(key string) bool {
+		return key == "state_dir" || strings.HasPrefix(key, "google.") || strings.HasPrefix(key, "accounts[")
+	})
 }
 
 // checkSecretFiles warns about key and token files that group or others can

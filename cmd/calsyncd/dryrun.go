@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -26,11 +25,11 @@ import (
 // could not be previewed.
 func (c *syncCommand) dryRun(ctx context.Context, cfg *config.Config, subs []config.Subscription, log *slog.Logger,
 	opts subscription.Options, asJSON bool) error {
-	cfg, cleanup, err := dryRunStore(cfg, c.m.Stderr)
-	if err != nil {
-		return err
+	if cfg.Store.Driver == "sqlite" {
+		if _, err := os.Stat(cfg.DatabaseDSN()); os.IsNotExist(err) {
+			fmt.Fprintln(c.m.Stderr, "calsyncd: no state database yet: previewing every subscription's first sync")
+		}
 	}
-	defer cleanup()
 	a, err := openApp(ctx, cfg, log, true)
 	if err != nil {
 		return err
@@ -60,26 +59,6 @@ func (c *syncCommand) dryRun(ctx context.Context, cfg *config.Config, subs []con
 		return &exitError{code: 1, err: fmt.Errorf("%d of %d subscriptions could not be previewed", failed, len(subs))}
 	}
 	return nil
-}
-
-// dryRunStore makes sure a dry-run does not create the state database: a
-// SQLite file that does not exist yet (nothing was ever synced) is
-// previewed against an empty one in a temporary directory.
-func dryRunStore(cfg *config.Config, stderr io.Writer) (*config.Config, func(), error) {
-	if cfg.Store.Driver != "sqlite" {
-		return cfg, func() {}, nil
-	}
-	if _, err := os.Stat(cfg.DatabaseDSN()); err == nil || !os.IsNotExist(err) {
-		return cfg, func() {}, nil
-	}
-	dir, err := os.MkdirTemp("", "calsyncd-dry-run-")
-	if err != nil {
-		return nil, nil, err
-	}
-	fmt.Fprintln(stderr, "calsyncd: no state database yet: previewing every subscription's first sync")
-	tmp := *cfg
-	tmp.Store.DSN = filepath.Join(dir, "calsyncd.db")
-	return &tmp, func() { os.RemoveAll(dir) }, nil
 }
 
 // previewJSON is the JSON form of one subscription's preview; the schema

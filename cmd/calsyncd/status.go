@@ -21,11 +21,13 @@ func (c *statusCommand) Run(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return &exitError{code: 2, err: err}
 	}
-	cfg, err := loadConfig(*cfgPath)
+	// status fetches nothing: it needs no feed's or alert's secret, so it
+	// runs as the service's user without the service's environment.
+	cfg, err := loadConfigNeeding(*cfgPath, nil, readsStore)
 	if err != nil {
 		return err
 	}
-	st, err := store.Open(ctx, cfg.Store.Driver, cfg.DatabaseDSN())
+	st, err := store.OpenReadOnly(ctx, cfg.Store.Driver, cfg.DatabaseDSN())
 	if err != nil {
 		return err
 	}

@@ -31,13 +31,17 @@ const (
 // openPostgres opens a pool through pgx's database/sql adapter, so one Store
 // serves both drivers. It returns the password (if any) so Open can make
 // sure no error repeats it.
-func openPostgres(dsn string) (db *sql.DB, secret string, err error) {
+// params are run-time settings every session gets (name, value pairs).
+func openPostgres(dsn string, params ...string) (db *sql.DB, secret string, err error) {
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		// pgx quotes the whole DSN in parse errors and masks passwords only
 		// on a best-effort basis, and a wrapped url.Error quotes it again:
 		// report that it is invalid, not what it says.
 		return nil, "", ErrInvalidDSN
+	}
+	for i := 0; i+1 < len(params); i += 2 {
+		cfg.RuntimeParams[params[i]] = params[i+1]
 	}
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = postgresDefaultConnectTimeout

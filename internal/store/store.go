@@ -54,6 +54,11 @@ type Store struct {
 	// under synchronous=FULL (WAL appends under NORMAL, flushed at
 	// checkpoints).
 	commits atomic.Int64
+
+	// tempDir is the private copy a read-only SQLite store reads (removed
+	// by Close); readOnly marks PostgreSQL sessions that refuse writes.
+	tempDir  string
+	readOnly bool
 }
 
 // SQLite connection limits: one writer, a few readers. Every connection in
@@ -179,7 +184,11 @@ func (s *Store) Close() error {
 	if s.read != s.db {
 		err = errors.Join(err, s.read.Close())
 	}
-	return errors.Join(err, s.db.Close())
+	err = errors.Join(err, s.db.Close())
+	if s.tempDir != "" {
+		err = errors.Join(err, os.RemoveAll(s.tempDir))
+	}
+	return err
 }
 
 // Commits is how many write transactions the store has committed: under
