@@ -2,14 +2,15 @@ package main
 
 import (
 	"context"
-	"time"
 
 	"github.com/calsyncd/calsyncd/internal/alert"
+	"github.com/calsyncd/calsyncd/internal/config"
 )
 
 // alertFlushTimeout is how long a command waits at exit for its queued
-// alerts to be delivered (retries included).
-const alertFlushTimeout = 10 * time.Second
+// alerts to be delivered (retries included); those left are remembered as
+// undelivered.
+const alertFlushTimeout = config.AlertFlushTimeout
 
 // startAlerts sends the runner's settled runs to the webhook alerts. The
 // notifier reads the webhooks from the current configuration, so a reload

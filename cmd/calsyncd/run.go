@@ -137,7 +137,7 @@ func (c *runCommand) reload(ctx context.Context, d *subscription.Daemon, a *app,
 
 // abortGrace is how long runs cancelled at the shutdown deadline have to
 // record their outcome before the process exits without them.
-const abortGrace = time.Second
+const abortGrace = config.ShutdownGrace
 
 // errAbandoned ends a shutdown that gave up on runs.
 var errAbandoned = errors.New("shutdown: runs that did not stop in time were abandoned; the next start picks up what they left")
@@ -150,8 +150,10 @@ var errAbandoned = errors.New("shutdown: runs that did not stop in time were aba
 // write Google accepted was persisted as it was accepted, and the next
 // run redoes the rest.
 func (c *runCommand) shutdown(d *subscription.Daemon, a *app) error {
-	_ = sdNotify("STOPPING=1")
 	timeout := a.config().Sync.ShutdownTimeout.D()
+	// systemd kills a service that outlasts TimeoutStopSec; ask for the
+	// whole stop (drain, grace, alert flush), whatever the unit says.
+	_ = sdNotify(stoppingState(a.config().StopBudget()))
 	a.log.Info("shutting down: finishing in-flight writes", "timeout", timeout.String())
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -178,6 +180,12 @@ func (c *runCommand) shutdown(d *subscription.Daemon, a *app) error {
 	cancel()
 	c.abandoned = true
 	return &exitError{code: 1, err: errAbandoned}
+}
+
+// stoppingState is the notification that a stop began and how long it
+// may take: systemd (236 or newer) extends the unit's stop timeout to it.
+func stoppingState(budget time.Duration) string {
+	return fmt.Sprintf("STOPPING=1\nEXTEND_TIMEOUT_USEC=%d", (budget + config.StopMargin).Microseconds())
 }
 
 func subscriptionIDs(cfg *config.Config) []string {

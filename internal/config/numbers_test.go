@@ -246,3 +246,27 @@ func TestSaneSchedulesAndHeadersPass(t *testing.T) {
 		}
 	}
 }
+
+func TestAShutdownTimeoutTheUnitDoesNotWaitForIsWarned(t *testing.T) {
+	for _, tc := range []struct {
+		timeout string
+		warn    bool
+	}{{"30s", false}, {"34s", false}, {"35s", true}, {"1h", true}} {
+		cfg, err := config.Parse("c.yaml", []byte("sync:\n  shutdown_timeout: "+tc.timeout+"\n"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, w := range cfg.Warnings {
+			if w.Key == "sync.shutdown_timeout" {
+				got = append(got, w.String())
+			}
+		}
+		if (len(got) > 0) != tc.warn {
+			t.Errorf("shutdown_timeout %s: warnings %q, want a warning: %v", tc.timeout, got, tc.warn)
+		}
+		if tc.warn && !strings.Contains(got[0], "c.yaml:2: sync.shutdown_timeout") {
+			t.Errorf("warning does not name the line: %q", got[0])
+		}
+	}
+}

@@ -38,6 +38,7 @@ func (c *Config) warnings(d *decoder) []Warning {
 			Msg: fmt.Sprintf("%q mirrors the same feed (%s) into the same calendar as %q (%s, line %d): every event will appear twice; remove one, or point it at another calendar",
 				s.ID, RedactURL(s.URL), c.Subscriptions[j].ID, q, d.line(q))})
 	}
+	out = append(out, c.stopWarning(d)...)
 	return append(out, c.presentationWarnings(d)...)
 }
 
