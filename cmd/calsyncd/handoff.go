@@ -59,7 +59,7 @@ func (c *syncCommand) handOff(ctx context.Context, cfg *config.Config, st runRea
 			continue
 		}
 		id := res.Report.Subscription
-		runID, err := status.HandOff(ctx, cfg.Listen, cfg.Status.Token, id, opts)
+		runID, err := status.HandOff(ctx, cfg, id, opts)
 		if err != nil {
 			res.Err = &handOffRefused{id: id, listen: cfg.Listen, held: res.Err, err: err}
 			continue

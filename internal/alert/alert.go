@@ -12,6 +12,7 @@ package alert
 import (
 	"context"
 	"log/slog"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -121,8 +122,18 @@ type Options struct {
 	// Memory keeps what was announced (required).
 	Memory Memory
 	Logger *slog.Logger
-	// Client posts the alerts (default: 10 s per request).
-	Client   *http.Client
+	// Client posts the alerts (default: 10 s per request). Whatever it
+	// is, no redirect is followed and no Referer sent; a link-local or
+	// metadata address is refused (unless the webhook has
+	// allow_link_local) by the URL and, when Client has no Transport of
+	// its own, by each address dialled.
+	Client *http.Client
+	// Resolver looks up webhooks' names, Dialer connects to their
+	// addresses (defaults net.DefaultResolver and a 10 s connect
+	// timeout); Dialer's Control, if any, runs once an address has been
+	// allowed.
+	Resolver Resolver
+	Dialer   *net.Dialer
 	Observer Observer
 	// Now is the clock the reminders are timed by (default time.Now).
 	Now func() time.Time
@@ -145,6 +156,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Client == nil {
 		o.Client = &http.Client{Timeout: 10 * time.Second}
+	}
+	if o.Resolver == nil {
+		o.Resolver = net.DefaultResolver
+	}
+	if o.Dialer == nil {
+		o.Dialer = defaultDialer()
 	}
 	if o.Now == nil {
 		o.Now = time.Now

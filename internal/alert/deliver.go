@@ -24,6 +24,7 @@ import (
 type sender struct {
 	n      *Notifier
 	target config.Alert
+	client *http.Client // target's: no redirects, its address rules
 	log    *slog.Logger
 	queue  chan Message
 }
@@ -66,7 +67,7 @@ func (n *Notifier) sender(a config.Alert) *sender {
 	if s, ok := n.senders[key]; ok {
 		return s
 	}
-	s := &sender{n: n, target: a, queue: make(chan Message, n.o.QueueSize),
+	s := &sender{n: n, target: a, client: webhookClient(n.o, a), queue: make(chan Message, n.o.QueueSize),
 		log: n.log.With("webhook", config.RedactURL(a.URL), "format", a.AlertFormat())}
 	n.senders[key] = s
 	n.sending.Add(1)
@@ -124,12 +125,21 @@ func (s *sender) deliver(m Message) {
 	}
 }
 
-// permanentError is an answer that the same request would get again.
-type permanentError struct{ status string }
+// permanentError is an answer that the same request would get again: a
+// refusal (status), or err.
+type permanentError struct {
+	status string
+	err    error
+}
 
 func (e *permanentError) Error() string {
+	if e.err != nil {
+		return e.err.Error()
+	}
 	return "the webhook refused the alert (" + e.status + "); check its URL, headers and format"
 }
+
+func (e *permanentError) Unwrap() error { return e.err }
 
 // send posts m once. It returns the receiver's Retry-After, if any.
 func (s *sender) send(m Message) (time.Duration, error) {
@@ -152,11 +162,15 @@ func (s *sender) send(m Message) (time.Duration, error) {
 	for k, v := range s.target.Headers {
 		req.Header.Set(k, v)
 	}
-	resp, err := s.n.o.Client.Do(req)
+	resp, err := s.client.Do(req)
 	if err != nil {
 		var uerr *url.Error
 		if errors.As(err, &uerr) {
 			err = uerr.Err // drop the URL
+		}
+		var refused *AddressRefusedError
+		if errors.As(err, &refused) {
+			return 0, &permanentError{err: refused}
 		}
 		return 0, fmt.Errorf("cannot reach the webhook: %s", newScrubber(s.n.o.Config()).scrub(err.Error()))
 	}
@@ -166,6 +180,8 @@ func (s *sender) send(m Message) (time.Duration, error) {
 	switch {
 	case code >= 200 && code < 300:
 		return 0, nil
+	case code >= 300 && code < 400:
+		return 0, &permanentError{err: &RedirectError{Code: code}}
 	case code == http.StatusTooManyRequests || code == http.StatusRequestTimeout || code >= 500:
 		return retryafter.Parse(resp.Header.Get("Retry-After"), resp.Header.Get("Date"), s.n.o.Now()),
 			fmt.Errorf("the webhook answered %d %s", code, http.StatusText(code))

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"net/netip"
 	"net/url"
 	"strings"
 )
@@ -28,6 +29,38 @@ type Alert struct {
 	Headers map[string]string `yaml:"headers"`
 	// Format is json (default), slack or ntfy.
 	Format string `yaml:"format"`
+	// AllowLinkLocal lets alerts go to a link-local or cloud metadata
+	// address (169.254.0.0/16, fe80::/10, fd00:ec2::254,
+	// metadata.google.internal), which are refused otherwise.
+	AllowLinkLocal bool `yaml:"allow_link_local"`
+}
+
+// metadataAddrs are cloud metadata services outside the link-local ranges.
+var metadataAddrs = []netip.Addr{netip.MustParseAddr("fd00:ec2::254")}
+
+// LinkLocalOrMetadata reports whether ip is link-local (169.254.0.0/16,
+// fe80::/10, IPv4-mapped or not) or a cloud metadata service: an alert's
+// body and headers must not reach the machine's own metadata service
+// unless a webhook says so (allow_link_local).
+func LinkLocalOrMetadata(ip netip.Addr) bool {
+	ip = ip.Unmap().WithZone("")
+	if ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() {
+		return true
+	}
+	for _, m := range metadataAddrs {
+		if ip == m {
+			return true
+		}
+	}
+	return false
+}
+
+// MetadataHost reports whether a host name is a cloud metadata service's
+// (metadata.google.internal, and plain metadata, which Google Cloud
+// resolves to it), in any case, with or without a final dot.
+func MetadataHost(host string) bool {
+	h := strings.TrimSuffix(strings.ToLower(host), ".")
+	return h == "metadata.google.internal" || h == "metadata"
 }
 
 // AlertFormat is the alert's format with its default applied.
@@ -53,6 +86,9 @@ func (c *Config) validateAlerts(bad func(key, format string, args ...any)) {
 			bad(p+".url", "must be an http or https URL, got scheme %q", u.Scheme)
 		} else if u.Host == "" {
 			bad(p+".url", "URL has no host")
+		} else if !a.AllowLinkLocal && forbiddenWebhookHost(u.Hostname()) {
+			// The host is not secret (logs show it), the rest may be.
+			bad(p+".url", "%s is a link-local or cloud metadata address; alerts are not posted there unless allow_link_local: true", u.Hostname())
 		}
 		switch a.Format {
 		case "", AlertJSON, AlertSlack, AlertNtfy:
@@ -69,4 +105,15 @@ func (c *Config) validateAlerts(bad func(key, format string, args ...any)) {
 			}
 		}
 	}
+}
+
+// forbiddenWebhookHost: a literal link-local or metadata address, or a
+// metadata service's name. Names that resolve to such addresses are
+// refused when the alert is sent.
+func forbiddenWebhookHost(host string) bool {
+	if MetadataHost(host) {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && LinkLocalOrMetadata(ip)
 }

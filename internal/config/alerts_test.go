@@ -64,6 +64,18 @@ func TestAlertsErrorsNameFileLineAndKey(t *testing.T) {
 		{name: "unset secret", yaml: "alerts:\n  - url: https://example.com/${HOOK}\n",
 			wantLine: 2, wantKey: "alerts[0].url", wantMsg: "environment variable HOOK is not set"},
 		{name: "not a list", yaml: "alerts:\n  url: https://example.com/x\n", wantLine: 2, wantKey: "alerts", wantMsg: "expected a list"},
+		{name: "metadata address", yaml: "alerts:\n  - url: http://169.254.169.254/latest/s3cret\n",
+			wantLine: 2, wantKey: "alerts[0].url", wantMsg: "169.254.169.254 is a link-local or cloud metadata address", secret: "s3cret"},
+		{name: "link-local address", yaml: "alerts:\n  - url: http://169.254.10.20:8080/hook\n",
+			wantLine: 2, wantKey: "alerts[0].url", wantMsg: "unless allow_link_local: true"},
+		{name: "ipv6 link-local address", yaml: "alerts:\n  - url: \"http://[fe80::1%25eth0]/hook\"\n",
+			wantLine: 2, wantKey: "alerts[0].url", wantMsg: "link-local or cloud metadata address"},
+		{name: "ipv4-mapped metadata address", yaml: "alerts:\n  - url: \"http://[::ffff:169.254.169.254]/hook\"\n",
+			wantLine: 2, wantKey: "alerts[0].url", wantMsg: "link-local or cloud metadata address"},
+		{name: "aws ipv6 metadata address", yaml: "alerts:\n  - url: \"http://[fd00:ec2::254]/hook\"\n",
+			wantLine: 2, wantKey: "alerts[0].url", wantMsg: "link-local or cloud metadata address"},
+		{name: "metadata name", yaml: "alerts:\n  - url: http://Metadata.Google.Internal./computeMetadata/v1/\n",
+			wantLine: 2, wantKey: "alerts[0].url", wantMsg: "link-local or cloud metadata address"},
 		{name: "unknown key", yaml: "alerts:\n  - url: https://example.com/x\n    fromat: slack\n",
 			wantLine: 3, wantKey: "alerts[0].fromat", wantMsg: `unknown key (did you mean "format"?)`},
 	}
@@ -84,5 +96,31 @@ func TestAlertsErrorsNameFileLineAndKey(t *testing.T) {
 			}
 			t.Fatalf("no error at line %d key %q containing %q; got:\n%v", tt.wantLine, tt.wantKey, tt.wantMsg, err)
 		})
+	}
+}
+
+// A webhook on a link-local address is refused unless it says
+// allow_link_local (issue 23, point 2); other private addresses pass.
+func TestAlertsLinkLocalNeedsOptIn(t *testing.T) {
+	for _, tt := range []struct {
+		yaml string
+		ok   bool
+	}{
+		{"alerts:\n  - url: http://169.254.169.254/hook\n    allow_link_local: true\n", true},
+		{"alerts:\n  - url: http://[fe80::1]/hook\n    allow_link_local: true\n", true},
+		{"alerts:\n  - url: http://metadata.google.internal/hook\n    allow_link_local: true\n", true},
+		{"alerts:\n  - url: http://169.254.169.254/hook\n    allow_link_local: false\n", false},
+		{"alerts:\n  - url: http://10.0.0.5/hook\n", true},
+		{"alerts:\n  - url: http://127.0.0.1:9000/hook\n", true},
+		{"alerts:\n  - url: http://169.253.255.255/hook\n", true},
+		{"alerts:\n  - url: http://metadata.google.internal.example.com/hook\n", true},
+	} {
+		cfg, err := parse(t, tt.yaml, nil)
+		if (err == nil) != tt.ok {
+			t.Errorf("%q: err = %v, want ok=%v", tt.yaml, err, tt.ok)
+		}
+		if err == nil && strings.Contains(tt.yaml, "allow_link_local: true") && !cfg.Alerts[0].AllowLinkLocal {
+			t.Errorf("%q: allow_link_local not read", tt.yaml)
+		}
 	}
 }

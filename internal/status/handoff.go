@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/calsyncd/calsyncd/internal/config"
 	"github.com/calsyncd/calsyncd/internal/subscription"
 )
 
@@ -37,8 +38,17 @@ func (e *HandOffError) LeaseHeld() bool { return e.Code == http.StatusConflict &
 // is how `calsyncd sync` passes on a subscription whose account a running
 // daemon holds. Every option opts encodes travels; a daemon that does not
 // know one refuses the sync (a *HandOffError) rather than run without it.
-func HandOff(ctx context.Context, listen, token, id string, opts subscription.Options) (int64, error) {
-	host, port, err := net.SplitHostPort(listen)
+//
+// It authenticates with status.token, or without one with the running
+// daemon's hand-off key from the state directory (which only those who
+// may write the state can read): a daemon without a token takes options
+// from nobody else.
+func HandOff(ctx context.Context, cfg *config.Config, id string, opts subscription.Options) (int64, error) {
+	token := cfg.Status.Token
+	if token == "" {
+		token = readHandOffKey(cfg.StateDir)
+	}
+	host, port, err := net.SplitHostPort(cfg.Listen)
 	if err != nil {
 		return 0, err
 	}

@@ -9,12 +9,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/calsyncd/calsyncd/internal/config"
 	"github.com/calsyncd/calsyncd/internal/status"
 	"github.com/calsyncd/calsyncd/internal/subscription"
 )
 
-// listenOf is a test server's address as the configuration's listen.
-func listenOf(ts *httptest.Server) string { return strings.TrimPrefix(ts.URL, "http://") }
+// handOffConfig is a configuration whose listen is the test server's
+// address, with token and a state directory holding no hand-off key.
+func handOffConfig(ts *httptest.Server, token string) *config.Config {
+	cfg := config.Default()
+	cfg.Listen, cfg.Status.Token, cfg.StateDir = strings.TrimPrefix(ts.URL, "http://"), token, ""
+	return cfg
+}
 
 // everyOption is Options with every field an operator sets (those JSON
 // encodes) switched on, found by reflection: an option added later is
@@ -59,7 +65,7 @@ func TestHandOffCarriesEveryOption(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			d := &fakeDaemon{running: true, runID: 7}
 			ts, _ := server(t, d, "tok")
-			runID, err := status.HandOff(context.Background(), listenOf(ts), "tok", "team", opts)
+			runID, err := status.HandOff(context.Background(), handOffConfig(ts, "tok"), "team", opts)
 			if err != nil || runID != 7 {
 				t.Fatalf("HandOff = %d, %v", runID, err)
 			}
@@ -100,7 +106,7 @@ func TestTriggerRefusesOptionsItDoesNotKnow(t *testing.T) {
 func TestTriggerNamesTheLeaseHolder(t *testing.T) {
 	d := &fakeDaemon{running: true, err: &subscription.LeaseHeldError{Account: "work", Holder: "replica-b/12/ab"}}
 	ts, _ := server(t, d, "")
-	_, err := status.HandOff(context.Background(), listenOf(ts), "", "team", subscription.Options{})
+	_, err := status.HandOff(context.Background(), handOffConfig(ts, ""), "team", subscription.Options{})
 	var ho *status.HandOffError
 	if !errors.As(err, &ho) || ho.Code != http.StatusConflict || !ho.LeaseHeld() || ho.Account != "work" || ho.Holder != "replica-b/12/ab" {
 		t.Fatalf("HandOff = %v (%+v)", err, ho)

@@ -11,6 +11,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/calsyncd/calsyncd/internal/config"
@@ -31,10 +35,15 @@ type ServerOptions struct {
 	Pacers  func() []Pacer
 	Metrics *Metrics
 	// Token, when set, is required as a bearer token on every endpoint but
-	// /healthz.
+	// /healthz. Without it, POST /subscriptions/{id}/sync starts only an
+	// ordinary sync, no more often than TriggerInterval and never before
+	// the feed's Retry-After.
 	Token string
-	Log   *slog.Logger
-	Now   func() time.Time
+	// TriggerInterval is, without a Token, the least time between a
+	// subscription's last run and a run a POST starts (default 5 min).
+	TriggerInterval time.Duration
+	Log             *slog.Logger
+	Now             func() time.Time
 
 	// StateWritable, when set, says whether the state directory can be
 	// written (every run needs it); /healthz degrades when it cannot.
@@ -45,7 +54,17 @@ type ServerOptions struct {
 type Server struct {
 	opts ServerOptions
 	srv  *http.Server
+
+	mu sync.Mutex
+	// triggered is when, without a token, a POST last started each
+	// subscription's run.
+	triggered map[string]time.Time
+	// key is the hand-off key Serve wrote ("" before).
+	key string
 }
+
+// defaultTriggerInterval is ServerOptions.TriggerInterval's default.
+const defaultTriggerInterval = 5 * time.Minute
 
 // NewServer returns a status server.
 func NewServer(opts ServerOptions) *Server {
@@ -58,7 +77,10 @@ func NewServer(opts ServerOptions) *Server {
 	if opts.Pacers == nil {
 		opts.Pacers = func() []Pacer { return nil }
 	}
-	s := &Server{opts: opts}
+	if opts.TriggerInterval <= 0 {
+		opts.TriggerInterval = defaultTriggerInterval
+	}
+	s := &Server{opts: opts, triggered: map[string]time.Time{}}
 	s.srv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
 		WriteTimeout: 30 * time.Second, IdleTimeout: 60 * time.Second}
 	return s
@@ -88,8 +110,18 @@ func (s *Server) Handler() http.Handler {
 	return s.guard(mux)
 }
 
-// Serve serves on ln until Shutdown.
+// Serve serves on ln until Shutdown. Without a token, it first writes the
+// hand-off key `calsyncd sync` proves itself with into the state directory.
 func (s *Server) Serve(ln net.Listener) error {
+	if cfg := s.config(); s.opts.Token == "" && cfg != nil && cfg.StateDir != "" {
+		key, err := writeHandOffKey(cfg.StateDir)
+		if err != nil {
+			s.opts.Log.Warn("status: calsyncd sync cannot hand this daemon a sync with options (no hand-off key)", "error", err)
+		}
+		s.mu.Lock()
+		s.key = key
+		s.mu.Unlock()
+	}
 	err := s.srv.Serve(ln)
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
@@ -185,7 +217,38 @@ func (s *Server) trigger(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 		return
 	}
+	release := func() {}
+	if s.opts.Token == "" && !s.fromOperator(r) {
+		// Anyone on this machine can reach a tokenless endpoint: they
+		// may ask for what the schedule would do anyway, a little
+		// sooner, and no more.
+		if names := operatorOptions(opts); len(names) > 0 {
+			s.opts.Log.Warn("sync request refused: its options need status.token", "subscription", id, "options", strings.Join(names, ","))
+			writeJSON(w, http.StatusForbidden, map[string]string{"error": strings.Join(names, " and ") +
+				" over the status endpoint needs status.token: without one, a POST starts only an ordinary sync. " +
+				"Set status.token, or run calsyncd sync " + flags(names) + " " + id + " on this machine as a user who can read the state directory (it hands the daemon the key it keeps there)"})
+			return
+		}
+		var wait time.Duration
+		var err error
+		release, wait, err = s.reserve(r.Context(), id)
+		if err != nil {
+			s.opts.Log.Error("sync request failed", "subscription", id, "error", err)
+			http.Error(w, "the subscription's state could not be read from the state database", http.StatusInternalServerError)
+			return
+		}
+		if wait > 0 {
+			secs := int64((wait + time.Second - 1) / time.Second)
+			w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+			writeJSON(w, http.StatusTooManyRequests, map[string]any{"retry_after": secs, "error": fmt.Sprintf(
+				"without status.token, a sync can be requested no sooner than %s after the subscription's last run, nor before its feed's Retry-After: try again in %ds", s.opts.TriggerInterval, secs)})
+			return
+		}
+	}
 	runID, err := s.opts.Daemon.Trigger(id, opts)
+	if err != nil {
+		release()
+	}
 	var held *subscription.LeaseHeldError
 	switch {
 	case err == nil:
@@ -208,6 +271,104 @@ func (s *Server) trigger(w http.ResponseWriter, r *http.Request) {
 		s.opts.Log.Error("sync request failed", "subscription", id, "error", err)
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "the sync could not start; see the daemon's log"})
 	}
+}
+
+func (s *Server) config() *config.Config {
+	if s.opts.Config == nil {
+		return nil
+	}
+	return s.opts.Config()
+}
+
+// fromOperator: without a token, the request carries the hand-off key.
+func (s *Server) fromOperator(r *http.Request) bool {
+	s.mu.Lock()
+	key := s.key
+	s.mu.Unlock()
+	return isKey(r.Header.Get("Authorization"), key)
+}
+
+// reserve is how long a tokenless trigger of id must wait: until
+// TriggerInterval after its last run (recorded, or started by a POST) and
+// until its feed's Retry-After (FetchNotBefore). When it need not wait,
+// the trigger is recorded now, and release forgets it (the run did not
+// start).
+func (s *Server) reserve(ctx context.Context, id string) (release func(), wait time.Duration, err error) {
+	states, err := s.opts.Source.Subscriptions(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	runs, err := s.opts.Source.Runs(ctx, id, 1)
+	if err != nil {
+		return nil, 0, err
+	}
+	now := s.opts.Now()
+	var next time.Time
+	for _, st := range states {
+		if st.ID == id && st.FetchNotBefore.After(next) {
+			next = st.FetchNotBefore
+		}
+	}
+	if len(runs) > 0 && !runs[0].StartedAt.IsZero() {
+		next = later(next, runs[0].StartedAt.Add(s.opts.TriggerInterval))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	last, had := s.triggered[id]
+	if had {
+		next = later(next, last.Add(s.opts.TriggerInterval))
+	}
+	if next.After(now) {
+		return nil, next.Sub(now), nil
+	}
+	s.triggered[id] = now
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.triggered[id].Equal(now) {
+			if had {
+				s.triggered[id] = last
+			} else {
+				delete(s.triggered, id)
+			}
+		}
+	}, 0, nil
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// operatorOptions names the options opts sets, as JSON names them: every
+// one an operator gives (allow_deletes, reconcile and any added later) is
+// more than an ordinary sync.
+func operatorOptions(opts subscription.Options) []string {
+	b, err := json.Marshal(opts)
+	if err != nil {
+		return []string{"options"}
+	}
+	var set map[string]json.RawMessage
+	if err := json.Unmarshal(b, &set); err != nil {
+		return []string{"options"}
+	}
+	names := make([]string, 0, len(set))
+	for k := range set {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// flags are the calsyncd sync flags of options named as JSON names them.
+func flags(names []string) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = "--" + strings.ReplaceAll(n, "_", "-")
+	}
+	return strings.Join(out, " ")
 }
 
 // triggerOptions reads a trigger's options; an empty body is a plain sync.
