@@ -60,7 +60,7 @@ func (c *authCommand) login(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.m.Stdout, "\nSaved the token for account %s to %s (readable only by you).\n", *account, path)
+	fmt.Fprintf(c.m.Stdout, "\nSaved the token for account %s to %s (readable only by its owner).\n", *account, path)
 	fmt.Fprintf(c.m.Stdout, "Check it with: calsyncd auth status --config %s\n", cfg.Path)
 	return nil
 }
