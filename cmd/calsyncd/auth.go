@@ -58,7 +58,7 @@ func (c *authCommand) login(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.m.Stdout, "\nSaved the token for account %s to %s (readable only by you).\n", *account, path)
+	fmt.Fprintf(c.m.Stdout, "\nSaved the token for account %s to %s (readable only by its owner).\n", *account, path)
 	fmt.Fprintf(c.m.Stdout, "Check it with: calsyncd auth status --config %s\n", cfg.Path)
 	return nil
 }
@@ -66,7 +66,7 @@ func (c *authCommand) login(ctx context.Context, args []string) error {
 func (c *authCommand) status(ctx context.Context, args []string) error {
 	fs := c.m.newFlagSet("auth status", "auth status --config FILE [--strict-perms]")
 	cfgPath := fs.String("config", "", "configuration file")
-	strictPerms := fs.Bool("strict-perms", false, "fail when a key or token file is accessible to group or others")
+	strictPerms := fs.Bool("strict-perms", false, "fail when a key or token file is accessible to group or others, or the config file is writable by them")
 	if err := fs.Parse(args); err != nil {
 		return &exitError{code: 2, err: err}
 	}
@@ -79,6 +79,13 @@ func (c *authCommand) status(ctx context.Context, args []string) error {
 		used[s.AccountName()] = true
 	}
 	problems := googleauth.CheckPermissions(cfg)
+	loose := len(problems)
+	for _, p := range googleauth.CheckConfigFile(cfg) {
+		fmt.Fprintf(c.m.Stdout, "warning: %s\n\n", p)
+		if p.Writable {
+			loose++
+		}
+	}
 	failed := 0
 	for i, name := range cfg.AccountNames() {
 		if i > 0 {
@@ -116,8 +123,8 @@ func (c *authCommand) status(ctx context.Context, args []string) error {
 	if failed > 0 {
 		return &exitError{code: 1, err: fmt.Errorf("%d account(s) cannot authenticate", failed)}
 	}
-	if *strictPerms && len(problems) > 0 {
-		return &exitError{code: 1, err: fmt.Errorf("%d key or token file(s) are accessible to group or others (--strict-perms)", len(problems))}
+	if *strictPerms && loose > 0 {
+		return &exitError{code: 1, err: fmt.Errorf("%d configuration, key or token file(s) are open to group or others (--strict-perms)", loose)}
 	}
 	return nil
 }
@@ -134,20 +141,37 @@ func (c *authCommand) loadConfig(path string) (*config.Config, error) {
 }
 
 // checkSecretFiles warns about key and token files that group or others can
-// read; with strict it refuses to go on. Commands that talk to Google call
-// it once at start-up.
+// read, and about a configuration file others may change or whose literal
+// secrets they may read; with strict it refuses to go on for any of them
+// but the last (a warning only). Commands that talk to Google call it once
+// at start-up.
 func checkSecretFiles(log *slog.Logger, cfg *config.Config, strict bool) error {
-	problems := googleauth.CheckPermissions(cfg)
-	for _, p := range problems {
+	var refused []string
+	for _, p := range googleauth.CheckConfigFile(cfg) {
+		log.Warn(configProblemSummary(p), "file", p.Path, "mode", fmt.Sprintf("%04o", p.Mode),
+			"secrets", strings.Join(p.Keys, ","), "fix", p.Fix())
+		if p.Writable {
+			refused = append(refused, p.String())
+		}
+	}
+	for _, p := range googleauth.CheckPermissions(cfg) {
 		log.Warn("key or token file is accessible to group or others", "account", p.Account, "file", p.Path,
 			"mode", fmt.Sprintf("%04o", p.Mode), "fix", "chmod 600 "+p.Path)
+		refused = append(refused, p.String())
 	}
-	if strict && len(problems) > 0 {
+	if strict && len(refused) > 0 {
 		more := ""
-		if len(problems) > 1 {
-			more = fmt.Sprintf(" (and %d more)", len(problems)-1)
+		if len(refused) > 1 {
+			more = fmt.Sprintf(" (and %d more)", len(refused)-1)
 		}
-		return &exitError{code: 1, err: fmt.Errorf("refusing to start (--strict-perms): %s%s", problems[0], more)}
+		return &exitError{code: 1, err: fmt.Errorf("refusing to start (--strict-perms): %s%s", refused[0], more)}
 	}
 	return nil
+}
+
+func configProblemSummary(p googleauth.ConfigProblem) string {
+	if p.Writable {
+		return "the configuration file can be changed by group or others"
+	}
+	return "the configuration file holds secrets others can read"
 }

@@ -89,6 +89,9 @@ type Options struct {
 	// Logger receives warnings, such as a refreshed token that could not be
 	// saved (default slog.Default()).
 	Logger *slog.Logger
+
+	// owners replaces the system's users and files' owners (tests).
+	owners *owners
 }
 
 // Credentials are a loaded account, ready to authenticate requests.
@@ -101,6 +104,7 @@ type Credentials struct {
 	endpoint  string
 	transport http.RoundTripper
 	token     *oauth2.Token // as read from TokenFile (KindUser)
+	persist   *persistingSource
 }
 
 // Load reads an account's credentials (and its OAuth token) and returns them
@@ -127,6 +131,10 @@ func load(ctx context.Context, cfg *config.Config, account string, opts Options)
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	o := systemOwners
+	if opts.owners != nil {
+		o = *opts.owners
 	}
 	c := &Credentials{
 		Identity:  Identity{Account: acct.Name, Kind: KindNone, CredentialsFile: acct.CredentialsFile},
@@ -164,7 +172,10 @@ func load(ctx context.Context, cfg *config.Config, account string, opts Options)
 			return c, err
 		}
 		c.ClientID = conf.ClientID
-		tok, err := ReadToken(c.TokenFile)
+		tok, err := readToken(c.TokenFile, o.readFile)
+		if errors.Is(err, fs.ErrPermission) {
+			return c, &Error{Account: acct.Name, Op: "read token", Err: err, Hint: unreadableHint(c.TokenFile, o)}
+		}
 		if err != nil {
 			return c, &Error{Account: acct.Name, Op: "read token", Err: err, Hint: loginHint(cfg.Path, acct.Name)}
 		}
@@ -175,9 +186,9 @@ func load(ctx context.Context, cfg *config.Config, account string, opts Options)
 				Hint: loginHint(cfg.Path, acct.Name)}
 		}
 		c.token = tok
-		c.TokenSource = &failureSource{id: c.Identity, configPath: cfg.Path,
-			src: newPersistingSource(func(t *oauth2.Token) oauth2.TokenSource { return conf.TokenSource(tctx, t) },
-				c.TokenFile, tok, opts.Logger.With("account", acct.Name))}
+		c.persist = newPersistingSource(func(t *oauth2.Token) oauth2.TokenSource { return conf.TokenSource(tctx, t) },
+			c.TokenFile, tok, opts.Logger.With("account", acct.Name), o)
+		c.TokenSource = &failureSource{id: c.Identity, configPath: cfg.Path, src: c.persist}
 	}
 	return c, nil
 }

@@ -40,12 +40,17 @@ type LoginOptions struct {
 	OpenURL func(authURL string)
 	// Transport carries the token request (default http.DefaultTransport).
 	Transport http.RoundTripper
+
+	// owners replaces the system's users and files' owners (tests).
+	owners *owners
 }
 
 // Login runs the installed-app loopback flow for a person's account: it
 // listens on 127.0.0.1, prints the URL to open, checks the state Google
 // sends back, exchanges the code with its PKCE verifier, and saves the token
 // (0600, atomically) at the account's token file, whose path it returns.
+// Run as root, it keeps the file its owner's (see ownerOf); run as anyone
+// else, it refuses another user's file before it starts.
 func Login(ctx context.Context, cfg *config.Config, account string, opts LoginOptions) (string, error) {
 	acct, ok := cfg.AccountByName(account)
 	if !ok {
@@ -77,6 +82,21 @@ func Login(ctx context.Context, cfg *config.Config, account string, opts LoginOp
 	if opts.Transport == nil {
 		opts.Transport = http.DefaultTransport
 	}
+	o := systemOwners
+	if opts.owners != nil {
+		o = *opts.owners
+	}
+	tokenFile := TokenFile(cfg, acct)
+	// Said before the browser is sent anywhere: a token saved by the wrong
+	// user would lock the service out.
+	if _, err := ownerOf(tokenFile, o); err != nil {
+		var foreign *ForeignFileError
+		errors.As(err, &foreign)
+		if opts.Listener != nil {
+			opts.Listener.Close()
+		}
+		return "", &Error{Account: acct.Name, Op: "login", Err: err, Hint: foreign.Hint()}
+	}
 	ln := opts.Listener
 	if ln == nil {
 		// 127.0.0.1, not localhost: the answer must not go to whatever
@@ -94,7 +114,6 @@ func Login(ctx context.Context, cfg *config.Config, account string, opts LoginOp
 		oauth2.AccessTypeOffline, // a refresh token, so the daemon can work unattended
 		oauth2.ApprovalForce,     // Google only sends a refresh token on consent
 		oauth2.S256ChallengeOption(verifier))
-	tokenFile := TokenFile(cfg, acct)
 	tctx := context.WithValue(ctx, oauth2.HTTPClient, &http.Client{Transport: opts.Transport, Timeout: tokenRequestTimeout})
 
 	cb := &callback{
@@ -108,7 +127,7 @@ func Login(ctx context.Context, cfg *config.Config, account string, opts LoginOp
 			if err := checkGrant(tok); err != nil {
 				return err
 			}
-			return WriteToken(tokenFile, tok)
+			return saveToken(tokenFile, tok, o)
 		},
 	}
 	defer serveCallback(ctx, ln, cb)()

@@ -3,8 +3,11 @@ package googleauth
 import (
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"runtime"
+	"slices"
+	"strings"
 
 	"github.com/calsyncd/calsyncd/internal/config"
 )
@@ -53,4 +56,154 @@ func CheckPermissions(cfg *config.Config) []Problem {
 		}
 	}
 	return out
+}
+
+// ConfigProblem is a configuration file open to people who should not
+// change, or read, it. Whoever can change it can send the calendars
+// elsewhere, add alert targets, and point the feeds (with the headers and
+// passwords it names, ${VAR} or not) at a host of their own.
+type ConfigProblem struct {
+	Path string
+	Mode fs.FileMode
+	// Writable: others, or the group of a file that holds secrets, may
+	// change it; --strict-perms refuses to run. When false, others can read
+	// secrets written in it literally (not as ${VAR}): a warning.
+	Writable bool
+	// Keys name the keys holding secrets (never their values): every one
+	// when Writable, the literal ones otherwise.
+	Keys []string
+}
+
+func (p ConfigProblem) String() string {
+	what := "is readable by others"
+	switch {
+	case p.Writable && p.Mode&0o002 != 0:
+		what = "is writable by others"
+	case p.Writable:
+		what = "is writable by its group"
+	}
+	s := fmt.Sprintf("configuration file %s %s (mode %04o)", p.Path, what, p.Mode.Perm())
+	switch {
+	case p.Writable && len(p.Keys) > 0:
+		return s + " and holds secrets (" + strings.Join(p.Keys, ", ") + "): whoever can change it can send them, the calendars and the alerts elsewhere; run " + p.Fix()
+	case p.Writable:
+		return s + ": whoever can change it can send the calendars and the alerts elsewhere; run " + p.Fix()
+	}
+	return s + " and holds secrets written in it (" + strings.Join(p.Keys, ", ") + "): run " + p.Fix() +
+		", or move them to ${VAR} references set in the service's environment"
+}
+
+// Fix is the command that closes the file: 0600 for a file the service's
+// user owns, 0640 for one root owns and the service's group reads.
+func (p ConfigProblem) Fix() string {
+	return fmt.Sprintf("chmod 600 %s (or chmod 640 %s, owned by root with the service's group)", p.Path, p.Path)
+}
+
+// CheckConfigFile says whether the configuration file is open to others:
+// writable by others at all, writable by its group when it holds secrets,
+// or readable by others when it holds secrets written literally. A group
+// that may read it is the service's (root:calsyncd 0640) and is fine.
+func CheckConfigFile(cfg *config.Config) []ConfigProblem {
+	if runtime.GOOS == "windows" || cfg.Path == "" {
+		return nil
+	}
+	fi, err := os.Stat(cfg.Path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	perm := fi.Mode().Perm()
+	if perm&0o026 == 0 { // neither group- nor world-writable, nor world-readable
+		return nil
+	}
+	held := secretKeys(cfg)
+	var out []ConfigProblem
+	if perm&0o002 != 0 || perm&0o020 != 0 && len(held) > 0 {
+		out = append(out, ConfigProblem{Path: cfg.Path, Mode: perm, Writable: true, Keys: keysOf(held)})
+	}
+	if perm&0o004 != 0 && len(held) > 0 {
+		if literal := literalSecretKeys(cfg, held); len(literal) > 0 {
+			out = append(out, ConfigProblem{Path: cfg.Path, Mode: perm, Keys: literal})
+		}
+	}
+	return out
+}
+
+// secretKeys maps each key of cfg that holds a secret to its value: the
+// status token, the database password, feed and alert headers, feed
+// passwords, feed URLs with a password or a query, and alert URLs (a
+// webhook's address is its secret).
+func secretKeys(cfg *config.Config) map[string]string {
+	out := map[string]string{}
+	set := func(key, value string) {
+		if value != "" {
+			out[key] = value
+		}
+	}
+	urlSecret := func(raw string) bool {
+		u, err := url.Parse(raw)
+		if err != nil {
+			return true // cannot tell: assume the worst
+		}
+		return hasPassword(u.User) || u.RawQuery != ""
+	}
+	set("status.token", cfg.Status.Token)
+	if dsn := cfg.Store.DSN; cfg.Store.Driver == "postgres" {
+		u, err := url.Parse(dsn)
+		if strings.Contains(dsn, "password=") || err == nil && u.User != nil && hasPassword(u.User) {
+			set("store.dsn", dsn)
+		}
+	}
+	for i, s := range cfg.Subscriptions {
+		at := fmt.Sprintf("subscriptions[%d]", i)
+		if urlSecret(s.URL) {
+			set(at+".url", s.URL)
+		}
+		for name, v := range s.Headers {
+			set(at+".headers."+name, v)
+		}
+		if s.BasicAuth != nil {
+			set(at+".basic_auth.password", s.BasicAuth.Password)
+		}
+	}
+	for i, a := range cfg.Alerts {
+		at := fmt.Sprintf("alerts[%d]", i)
+		set(at+".url", a.URL)
+		for name, v := range a.Headers {
+			set(at+".headers."+name, v)
+		}
+	}
+	return out
+}
+
+// literalSecretKeys are the keys of held whose secret is written in the file
+// itself rather than taken from a ${VAR}: the file is read again with no
+// variable set, which leaves each ${VAR} as it is written.
+func literalSecretKeys(cfg *config.Config, held map[string]string) []string {
+	raw := held // a file that no longer reads back: take every secret as literal
+	if data, err := os.ReadFile(cfg.Path); err == nil {
+		if again, _, err := config.ParseAllowUnset(cfg.Path, data, nil); err == nil {
+			raw = secretKeys(again)
+		}
+	}
+	var out []string
+	for _, k := range keysOf(held) {
+		if v, ok := raw[k]; ok && !strings.Contains(v, "${") {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func keysOf(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func hasPassword(u *url.Userinfo) bool {
+	_, ok := u.Password()
+	return ok
 }

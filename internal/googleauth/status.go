@@ -2,6 +2,7 @@ package googleauth
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/calsyncd/calsyncd/internal/config"
@@ -53,6 +54,13 @@ func Inspect(ctx context.Context, cfg *config.Config, account string, opts Optio
 		st.Token = "Google issued an access token (valid until " + when(tok.Expiry) + ")"
 	default:
 		st.Token = "access token had expired; refreshed and saved, valid until " + when(tok.Expiry)
+		var foreign *ForeignFileError
+		if err := c.persist.notSaved(); errors.As(err, &foreign) {
+			st.Token = "access token had expired; refreshed for this command only (valid until " + when(tok.Expiry) +
+				"), not saved: " + foreign.Hint()
+		} else if err != nil {
+			st.Token = "access token had expired; refreshed (valid until " + when(tok.Expiry) + ") but could not be saved: " + err.Error()
+		}
 	}
 	return st
 }
