@@ -166,7 +166,7 @@ func openApp(ctx context.Context, cfg *config.Config, log *slog.Logger, readOnly
 	fetch.Version = version
 	a := &app{cfg: cfg, log: log, store: st, owner: owner, readOnly: readOnly}
 	a.writers = gcalwriter.NewPool(func(ctx context.Context, account string) (*calendar.Service, string, error) {
-		return newCalendarService(ctx, a.config(), account, log)
+		return newCalendarService(ctx, a.config(), account, log, readOnly)
 	}, a.writerOptions)
 	a.runner = &subscription.Runner{
 		Config:  cfg,
@@ -218,8 +218,10 @@ func (a *app) writerOptions(account string) gcalwriter.Options {
 // failures that a person must fix are *googleauth.Error.
 // The second result is the user whose quota requests are charged to
 // (domain-wide delegation), if any.
-func newCalendarService(ctx context.Context, cfg *config.Config, account string, log *slog.Logger) (*calendar.Service, string, error) {
-	creds, err := googleauth.Load(ctx, cfg, account, googleauth.Options{Logger: log.With("account", account)})
+// readOnly keeps a refreshed OAuth token in memory (a dry-run writes no
+// file).
+func newCalendarService(ctx context.Context, cfg *config.Config, account string, log *slog.Logger, readOnly bool) (*calendar.Service, string, error) {
+	creds, err := googleauth.Load(ctx, cfg, account, googleauth.Options{Logger: log.With("account", account), KeepInMemory: readOnly})
 	if err != nil {
 		return nil, "", err
 	}

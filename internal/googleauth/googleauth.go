@@ -89,6 +89,10 @@ type Options struct {
 	// Logger receives warnings, such as a refreshed token that could not be
 	// saved (default slog.Default()).
 	Logger *slog.Logger
+	// KeepInMemory: a token refreshed is used by this process only and
+	// never written to the token file (a dry-run changes no byte of the
+	// state directory).
+	KeepInMemory bool
 
 	// owners replaces the system's users and files' owners (tests).
 	owners *owners
@@ -188,6 +192,7 @@ func load(ctx context.Context, cfg *config.Config, account string, opts Options)
 		c.token = tok
 		c.persist = newPersistingSource(func(t *oauth2.Token) oauth2.TokenSource { return conf.TokenSource(tctx, t) },
 			c.TokenFile, tok, opts.Logger.With("account", acct.Name), o)
+		c.persist.inMemory = opts.KeepInMemory
 		c.TokenSource = &failureSource{id: c.Identity, configPath: cfg.Path, src: c.persist}
 	}
 	return c, nil

@@ -244,6 +244,8 @@ type persistingSource struct {
 	path      string
 	log       *slog.Logger
 	owners    owners
+	// inMemory: refreshed tokens are never saved (Options.KeepInMemory).
+	inMemory bool
 
 	mu    sync.Mutex
 	src   oauth2.TokenSource
@@ -253,6 +255,10 @@ type persistingSource struct {
 	// foreignTold: the log has said once that the file is another user's.
 	foreignTold bool
 }
+
+// ErrKeptInMemory is why a refreshed token is not in its file when the
+// command keeps tokens in memory (Options.KeepInMemory).
+var ErrKeptInMemory = errors.New("this command keeps refreshed tokens in memory and changes no file")
 
 func newPersistingSource(newSource func(*oauth2.Token) oauth2.TokenSource, path string, initial *oauth2.Token, log *slog.Logger, o owners) *persistingSource {
 	return &persistingSource{newSource: newSource, src: newSource(initial), path: path, log: log, owners: o, saved: *initial}
@@ -310,6 +316,10 @@ func (p *persistingSource) Token() (*oauth2.Token, error) {
 	next := oauth2.Token{AccessToken: tok.AccessToken, TokenType: tok.TokenType, RefreshToken: tok.RefreshToken, Expiry: tok.Expiry}
 	if next.RefreshToken == "" {
 		next.RefreshToken = p.saved.RefreshToken
+	}
+	if p.inMemory {
+		p.saved, p.unsaved = next, ErrKeptInMemory
+		return tok, nil
 	}
 	err = saveToken(p.path, &next, p.owners)
 	var foreign *ForeignFileError

@@ -341,3 +341,39 @@ func TestRefusedAccessTokenIsNotUsedAgain(t *testing.T) {
 		})
 	}
 }
+
+// A command that keeps tokens in memory (sync --dry-run) refreshes an
+// expired one for itself and leaves the token file byte for byte.
+func TestATokenKeptInMemoryLeavesTheFileAsItWas(t *testing.T) {
+	oauth := newFakeOAuth(t)
+	cfg, dir := setup(t, map[string]string{
+		"config.yaml":      "state_dir: state\ngoogle:\n  credentials_file: client.json\n",
+		"client.json":      oauth.desktopClient(),
+		"state/token-default.json": tokenJSON("stale-access", "refresh-0", time.Now().Add(-time.Hour)),
+	})
+	creds, err := googleauth.Load(context.Background(), cfg, "", googleauth.Options{KeepInMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(creds.TokenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi0, _ := os.Stat(creds.TokenFile)
+	for range 2 {
+		if tok, err := creds.TokenSource.Token(); err != nil || tok.AccessToken != "access-1" {
+			t.Fatalf("Token = %v, %v", tok, err)
+		}
+	}
+	after, _ := os.ReadFile(creds.TokenFile)
+	fi1, _ := os.Stat(creds.TokenFile)
+	if !bytes.Equal(before, after) || !fi0.ModTime().Equal(fi1.ModTime()) {
+		t.Errorf("the token file changed:\n%s\n%s", before, after)
+	}
+	if len(oauth.refreshTokens) != 1 {
+		t.Errorf("refreshes = %d, want 1 (the refreshed token is reused in memory)", len(oauth.refreshTokens))
+	}
+	if entries, _ := os.ReadDir(filepath.Join(dir, "state")); len(entries) != 1 {
+		t.Errorf("the state directory holds %d entries, want the token only", len(entries))
+	}
+}
