@@ -347,8 +347,8 @@ func TestRefusedAccessTokenIsNotUsedAgain(t *testing.T) {
 func TestATokenKeptInMemoryLeavesTheFileAsItWas(t *testing.T) {
 	oauth := newFakeOAuth(t)
 	cfg, dir := setup(t, map[string]string{
-		"config.yaml":      "state_dir: state\ngoogle:\n  credentials_file: client.json\n",
-		"client.json":      oauth.desktopClient(),
+		"config.yaml":              "state_dir: state\ngoogle:\n  credentials_file: client.json\n",
+		"client.json":              oauth.desktopClient(),
 		"state/token-default.json": tokenJSON("stale-access", "refresh-0", time.Now().Add(-time.Hour)),
 	})
 	creds, err := googleauth.Load(context.Background(), cfg, "", googleauth.Options{KeepInMemory: true})
