@@ -29,7 +29,7 @@ func (c *runCommand) Synopsis() string {
 func (c *runCommand) Run(ctx context.Context, args []string) error {
 	fs := c.m.newFlagSet("run", "run --config FILE [--strict-perms]")
 	cfgPath := fs.String("config", "", "configuration file")
-	strictPerms := fs.Bool("strict-perms", false, "refuse to start when a key or token file is accessible to group or others")
+	strictPerms := fs.Bool("strict-perms", false, "refuse to start when a key or token file is accessible to group or others, or the config file is writable by them")
 	if err := fs.Parse(args); err != nil {
 		return &exitError{code: 2, err: err}
 	}
