@@ -31,7 +31,9 @@ const (
 	// without categories is matched as one empty category.
 	Categories Field = "categories"
 	// Class is PUBLIC, PRIVATE, CONFIDENTIAL (PUBLIC when the feed gives
-	// none) or the feed's own value, upper-cased.
+	// none) or the feed's own value, upper-cased; an unknown value is
+	// treated as PRIVATE (RFC 5545 §3.8.1.3), so a rule matches it when
+	// its pattern matches either the value or PRIVATE.
 	Class Field = "class"
 	// Status is CONFIRMED, TENTATIVE or CANCELLED.
 	Status Field = "status"

@@ -149,8 +149,18 @@ func (r Rule) matches(ev *feed.Event) bool {
 		}
 		return slices.ContainsFunc(cats, r.Pattern.MatchString)
 	}
-	return r.Pattern.MatchString(FieldValue(ev, r.Field))
+	v := FieldValue(ev, r.Field)
+	if r.Field == Class && unknownClass(ev) {
+		// RFC 5545 §3.8.1.3: a class we do not know is treated as
+		// PRIVATE, so a rule on PRIVATE reaches it too.
+		return r.Pattern.MatchString(v) || r.Pattern.MatchString("PRIVATE")
+	}
+	return r.Pattern.MatchString(v)
 }
+
+// unknownClass reports whether the feed's CLASS is none of PUBLIC, PRIVATE
+// and CONFIDENTIAL (an x-name or an iana-token).
+func unknownClass(ev *feed.Event) bool { return ev.Details != nil && ev.Details.Class != "" }
 
 // FieldValue is the text a filter on f matches (categories joined with
 // ", ", for display).
@@ -180,7 +190,7 @@ func FieldValue(ev *feed.Event, f Field) string {
 }
 
 func class(ev *feed.Event) string {
-	if ev.Details != nil && ev.Details.Class != "" {
+	if unknownClass(ev) {
 		return ev.Details.Class
 	}
 	switch ev.Visibility {
