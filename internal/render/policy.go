@@ -135,7 +135,7 @@ func ParsePrivacy(s string) (Privacy, error) {
 }
 
 // Policy is one subscription's render policy, compiled. Its zero value
-// changes nothing.
+// changes nothing but what Render does for every policy (the text caps).
 type Policy struct {
 	// Filters are applied together: an event is mirrored when it matches
 	// at least one include (if there is any) and no exclude.
@@ -153,8 +153,13 @@ type Policy struct {
 	Timed, AllDay Reminders
 }
 
-// IsZero reports whether the policy leaves every event as the feed has it.
-func (p *Policy) IsZero() bool { return p == nil || p.Fingerprint() == "" }
+// IsZero reports whether the policy leaves every event as the feed has it
+// (but for the text caps Render applies whatever the policy).
+// It is what Fingerprint's "" says, without building the fingerprint.
+func (p *Policy) IsZero() bool {
+	return p == nil || len(p.Filters) == 0 && p.Title == nil && p.ColorID == "" && p.Privacy != Busy &&
+		p.Visibility == "" && p.Transparency == "" && p.Timed.Mode == "" && p.AllDay.Mode == ""
+}
 
 // Fingerprint identifies what the policy does: equal policies have equal
 // fingerprints, and a policy that changes nothing has "". A subscription
