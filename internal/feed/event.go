@@ -112,7 +112,8 @@ type Details struct {
 	// Categories are CATEGORIES' values, in feed order, trimmed.
 	Categories []string
 	// Class is CLASS when it is none of PUBLIC, PRIVATE and CONFIDENTIAL
-	// (Visibility says those), upper-cased.
+	// (Visibility says those), upper-cased; the event's Visibility is then
+	// private (RFC 5545 §3.8.1.3).
 	Class string
 	// Alarms are the VALARMs with a relative trigger, as Google's
 	// reminders can hold them.

@@ -215,8 +215,12 @@ func (p *parser) normalise(r *rawEvent) (Event, *series, error) {
 		ev.Visibility = VisibilityPrivate
 	case "CONFIDENTIAL":
 		ev.Visibility = VisibilityConfidential
+	case "":
 	default:
+		// An x-name or an iana-token we do not know: RFC 5545 §3.8.1.3
+		// has it treated as PRIVATE. Details keeps the value for filters.
 		class = c
+		ev.Visibility = VisibilityPrivate
 	}
 	s.lastModified = stampOf(r.single[pLastModified])
 	s.stamp = stampOf(r.single[pDTStamp])

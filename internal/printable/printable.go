@@ -77,18 +77,30 @@ func clean(s string, keepLines bool) bool {
 
 // unsafe reports the non-ASCII runes a terminal may act on: C1 controls
 // (0x9b is a one-byte CSI on some terminals), bidirectional controls that
-// reorder what is shown (as in "Trojan Source"), and the Unicode line and
-// paragraph separators.
+// reorder what is shown (as in "Trojan Source"), the bidirectional marks,
+// and the Unicode line and paragraph separators.
 func unsafe(r rune) bool {
 	switch {
 	case r >= 0x80 && r <= 0x9f:
 		return true
 	case r == 0x061c, r == 0x200e, r == 0x200f:
 		return true
-	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+	case BidiControl(r):
 		return true
 	case r == 0x2028, r == 0x2029:
 		return true
 	}
 	return false
 }
+
+// Control reports whether r is a control character: C0 (U+0000–U+001F,
+// tab and line feed included), DEL or C1 (U+0080–U+009F).
+func Control(r rune) bool { return r < 0x20 || r >= 0x7f && r <= 0x9f }
+
+// BidiControl reports whether r is a Unicode bidirectional embedding,
+// override or isolate (U+202A–U+202E, U+2066–U+2069): characters that
+// reorder the text around them, so that what is shown is not what is
+// written (U+202E makes "gnp.exe" read "exe.png"). The bidirectional marks
+// (U+200E, U+200F, U+061C) reorder nothing but the neutral characters next
+// to them, and right-to-left text needs them; they are not included.
+func BidiControl(r rune) bool { return r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 }

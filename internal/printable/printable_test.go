@@ -73,3 +73,26 @@ func ExampleString() {
 	fmt.Println(printable.String("503 \x1b[32mall good\x1b[0m"))
 	// Output: 503 \x1b[32mall good\x1b[0m
 }
+
+// TestRuneClasses: Control is C0, DEL and C1; BidiControl the embeddings,
+// overrides and isolates, not the marks or ordinary text.
+func TestRuneClasses(t *testing.T) {
+	for _, tc := range []struct {
+		r             rune
+		control, bidi bool
+	}{
+		{0x00, true, false}, {'\t', true, false}, {'\n', true, false}, {0x1b, true, false}, {0x1f, true, false},
+		{' ', false, false}, {'~', false, false}, {0x7f, true, false}, {0x80, true, false}, {0x85, true, false},
+		{0x9f, true, false}, {0xa0, false, false}, {'é', false, false},
+		{0x2029, false, false}, {0x202a, false, true}, {0x202e, false, true}, {0x202f, false, false},
+		{0x2065, false, false}, {0x2066, false, true}, {0x2069, false, true}, {0x206a, false, false},
+		{0x200e, false, false}, {0x200f, false, false}, {0x061c, false, false}, {0x1f382, false, false},
+	} {
+		if got := printable.Control(tc.r); got != tc.control {
+			t.Errorf("Control(%U) = %v, want %v", tc.r, got, tc.control)
+		}
+		if got := printable.BidiControl(tc.r); got != tc.bidi {
+			t.Errorf("BidiControl(%U) = %v, want %v", tc.r, got, tc.bidi)
+		}
+	}
+}

@@ -113,10 +113,16 @@ func (t *Title) Uses(name string) bool {
 // String is the template as written.
 func (t *Title) String() string { return t.source }
 
-// expand fills the template in for one event.
+// expand fills the template in for one event, trimmed, its control
+// characters left out and within MaxSummary: the expansion stops when the
+// title is full, so a template repeating {summary} never builds more than
+// the cap, however long the summary.
 func (t *Title) expand(ev *feed.Event, c Context) string {
-	var b strings.Builder
+	b := text{max: MaxSummary, trim: true}
 	for _, p := range t.parts {
+		if b.cut {
+			break
+		}
 		switch p.ph {
 		case "":
 			b.WriteString(p.text)
@@ -125,14 +131,19 @@ func (t *Title) expand(ev *feed.Event, c Context) string {
 		case "location":
 			b.WriteString(ev.Location)
 		case "categories":
-			b.WriteString(strings.Join(ev.Categories(), ", "))
+			for i, cat := range ev.Categories() {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString(cat)
+			}
 		case "calendar_name":
 			b.WriteString(c.CalendarName)
 		case "subscription":
 			b.WriteString(c.Subscription)
 		}
 	}
-	return strings.TrimSpace(b.String())
+	return b.String()
 }
 
 // ReminderMode is what a reminders setting does.

@@ -31,7 +31,9 @@ const (
 	// without categories is matched as one empty category.
 	Categories Field = "categories"
 	// Class is PUBLIC, PRIVATE, CONFIDENTIAL (PUBLIC when the feed gives
-	// none) or the feed's own value, upper-cased.
+	// none) or the feed's own value, upper-cased; an unknown value is
+	// treated as PRIVATE (RFC 5545 §3.8.1.3), so a rule matches it when
+	// its pattern matches either the value or PRIVATE.
 	Class Field = "class"
 	// Status is CONFIRMED, TENTATIVE or CANCELLED.
 	Status Field = "status"
@@ -133,7 +135,7 @@ func ParsePrivacy(s string) (Privacy, error) {
 }
 
 // Policy is one subscription's render policy, compiled. Its zero value
-// changes nothing.
+// changes nothing but what Render does for every policy (the text caps).
 type Policy struct {
 	// Filters are applied together: an event is mirrored when it matches
 	// at least one include (if there is any) and no exclude.
@@ -151,8 +153,13 @@ type Policy struct {
 	Timed, AllDay Reminders
 }
 
-// IsZero reports whether the policy leaves every event as the feed has it.
-func (p *Policy) IsZero() bool { return p == nil || p.Fingerprint() == "" }
+// IsZero reports whether the policy leaves every event as the feed has it
+// (but for the text caps Render applies whatever the policy).
+// It is what Fingerprint's "" says, without building the fingerprint.
+func (p *Policy) IsZero() bool {
+	return p == nil || len(p.Filters) == 0 && p.Title == nil && p.ColorID == "" && p.Privacy != Busy &&
+		p.Visibility == "" && p.Transparency == "" && p.Timed.Mode == "" && p.AllDay.Mode == ""
+}
 
 // Fingerprint identifies what the policy does: equal policies have equal
 // fingerprints, and a policy that changes nothing has "". A subscription

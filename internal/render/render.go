@@ -80,10 +80,12 @@ const NotePrefix = "reminders: feed: "
 // cancelled instance. An override whose series is not in the feed is
 // decided on its own. Cancelled events show nothing, so they get no title,
 // colour, reminders, visibility or transparency; privacy: busy strips
-// them too. The events' hashes are those of what they show now.
+// them too. Whatever the policy, the text every event shows is held to
+// Google's caps (MaxSummary and the others) with its control characters
+// left out. The events' hashes are those of what they show now.
 func Render(events []feed.Event, p *Policy, c Context) Result {
 	if p.IsZero() {
-		return Result{Events: events}
+		return Result{Events: limitAll(events)}
 	}
 	res := Result{Events: make([]feed.Event, 0, len(events))}
 	masterKept := map[string]bool{}
@@ -109,10 +111,32 @@ func Render(events []feed.Event, p *Policy, c Context) Result {
 			continue
 		}
 		p.present(&ev, c, &res.Skipped)
+		limitText(&ev)
 		ev.Hash = ev.ComputeHash()
 		res.Events = append(res.Events, ev)
 	}
 	return res
+}
+
+// limitAll is the events with limitText applied: events itself when no
+// event needs it, else a copy (the caller's events are left alone).
+func limitAll(events []feed.Event) []feed.Event {
+	var out []feed.Event
+	for i := range events {
+		ev := events[i]
+		if !limitText(&ev) {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(events)
+		}
+		ev.Hash = ev.ComputeHash()
+		out[i] = ev
+	}
+	if out == nil {
+		return events
+	}
+	return out
 }
 
 // Keeps reports whether the filters let an event through: it matches at
@@ -149,8 +173,18 @@ func (r Rule) matches(ev *feed.Event) bool {
 		}
 		return slices.ContainsFunc(cats, r.Pattern.MatchString)
 	}
-	return r.Pattern.MatchString(FieldValue(ev, r.Field))
+	v := FieldValue(ev, r.Field)
+	if r.Field == Class && unknownClass(ev) {
+		// RFC 5545 §3.8.1.3: a class we do not know is treated as
+		// PRIVATE, so a rule on PRIVATE reaches it too.
+		return r.Pattern.MatchString(v) || r.Pattern.MatchString("PRIVATE")
+	}
+	return r.Pattern.MatchString(v)
 }
+
+// unknownClass reports whether the feed's CLASS is none of PUBLIC, PRIVATE
+// and CONFIDENTIAL (an x-name or an iana-token).
+func unknownClass(ev *feed.Event) bool { return ev.Details != nil && ev.Details.Class != "" }
 
 // FieldValue is the text a filter on f matches (categories joined with
 // ", ", for display).
@@ -180,7 +214,7 @@ func FieldValue(ev *feed.Event, f Field) string {
 }
 
 func class(ev *feed.Event) string {
-	if ev.Details != nil && ev.Details.Class != "" {
+	if unknownClass(ev) {
 		return ev.Details.Class
 	}
 	switch ev.Visibility {

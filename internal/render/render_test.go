@@ -86,7 +86,7 @@ func TestFilterFields(t *testing.T) {
 		{"categories", "^Review$", "rich"},
 		{"categories", "^$", "odd plain"}, // no categories: one empty category
 		{"class", "^PUBLIC$", "plain"},
-		{"class", "^PRIVATE$", "rich"},
+		{"class", "^PRIVATE$", "odd rich"}, // X-SECRET is treated as PRIVATE
 		{"class", "^X-", "odd"},
 		{"status", "^CONFIRMED$", "odd plain"},
 		{"status", "^TENTATIVE$", "rich"},

@@ -37,7 +37,23 @@ func (s sighting) String() string {
 }
 
 func sightingOf(ev *feed.Event, start, end time.Time) sighting {
-	return sighting{summary: ev.Summary, start: start, end: end, allDay: ev.Start.AllDay}
+	return sighting{summary: shownTitle(ev.Summary), start: start, end: end, allDay: ev.Start.AllDay}
+}
+
+// shownTitle is a summary as a person sees it in Google: on one line (a
+// line break or a tab is a space) and without control characters or
+// bidirectional overrides and isolates.
+func shownTitle(s string) string {
+	s = strings.ReplaceAll(s, "\r\n", " ")
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n', r == '\r', r == '\t', r == 0x85, r == 0x2028, r == 0x2029:
+			return ' '
+		case r < 0x20, r >= 0x7f && r <= 0x9f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+			return -1
+		}
+		return r
+	}, s)
 }
 
 // expected lists what a person should see of events in [lo, hi).

@@ -12,11 +12,10 @@ import (
 // renderEvents is the render stage: the subscription's filters and
 // presentation (internal/render) applied to the parsed events, so that
 // shape, plan and the hash see what Google should show. Events the
-// filters take out are planned like events that left the feed.
+// filters take out are planned like events that left the feed. It runs
+// for every subscription, a policy or none: it also holds what Google
+// shows to Google's caps.
 func renderEvents(p pass) pass {
-	if p.policy.IsZero() {
-		return p
-	}
 	p.rendered = render.Render(p.cal.Events, p.policy, render.Context{Subscription: p.sub.ID, CalendarName: p.cal.Name})
 	cal := *p.cal
 	cal.Events = p.rendered.Events
