@@ -113,6 +113,15 @@ func (c *Calendar) charsetWarning(err error) {
 }
 
 func parse(src *lineSource, opts Options) (*Calendar, error) {
+	p, err := parseWith(src, opts)
+	if err != nil {
+		return nil, err
+	}
+	return p.cal, nil
+}
+
+// parseWith is parse, returning the parser (for its counters).
+func parseWith(src *lineSource, opts Options) (*parser, error) {
 	tree := newTreeSink()
 	repairs, err := lex(src, tree)
 	if err != nil {
@@ -132,7 +141,7 @@ func parse(src *lineSource, opts Options) (*Calendar, error) {
 	comps := tree.comps
 	tree = nil
 	p.run(comps)
-	return p.cal, nil
+	return p, nil
 }
 
 func quoteSummary(s string) string {
@@ -151,6 +160,10 @@ type parser struct {
 	zones    *tz.Resolver
 	floating *tz.Zone
 	warned   map[string]bool
+	// verdicts are neverMatches' verdicts by rule and DTSTART; ruleDays
+	// the days left for it to walk (set with verdicts).
+	verdicts map[string]string
+	ruleDays int
 }
 
 func (p *parser) warn(uid, msg string) {
