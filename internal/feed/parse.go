@@ -48,6 +48,11 @@ type Options struct {
 	// decoded from it; without one, text that is not UTF-8 is read as
 	// Windows-1252.
 	Charset string
+	// MaxEvents, when set, is limits.max_events: the read stops, with a
+	// *LimitError, once the feed has more events than that which are
+	// certain to be kept within the window, so that an oversized feed
+	// is refused before it is held whole.
+	MaxEvents int
 }
 
 // Warning is a problem with one event or property that was skipped or
@@ -123,6 +128,9 @@ func parse(src *lineSource, opts Options) (*Calendar, error) {
 // parseWith is parse, returning the parser (for its counters).
 func parseWith(src *lineSource, opts Options) (*parser, error) {
 	tree := newTreeSink()
+	if opts.MaxEvents > 0 {
+		tree.limit = newEventLimit(opts)
+	}
 	repairs, err := lex(src, tree)
 	if err != nil {
 		return nil, err
