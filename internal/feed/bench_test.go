@@ -42,9 +42,16 @@ import (
 //
 //	npm ci --prefix bench/icaljs   # once, for x-icaljs
 //	go test -run '^$' -bench BenchmarkParse -benchtime 3x -count 5 ./internal/feed
+//
+// The last sub-benchmark, rss-summary, reports the worst and best
+// stream-peak-RSS/B over the shapes, and limited-peak-RSS-MB: the peak
+// resident memory of a fresh process that streams the largest minimal feed
+// with MaxEvents at its default (20,000), refused once it is passed.
 func BenchmarkParse(b *testing.B) {
 	dir := b.TempDir()
 	icaljs := findICALJS(b)
+	worst, best := 0.0, 0.0
+	var largest string
 	for _, s := range feedgen.Shapes {
 		for _, n := range s.Events {
 			b.Run(fmt.Sprintf("%s/events=%d", s.Name, n), func(b *testing.B) {
@@ -53,13 +60,37 @@ func BenchmarkParse(b *testing.B) {
 				if err := os.WriteFile(path, data, 0o644); err != nil {
 					b.Fatal(err)
 				}
-				benchParse(b, data, path, icaljs)
+				if s.Name == "minimal" {
+					largest = path
+				}
+				rss := benchParse(b, data, path, icaljs)
+				if worst == 0 || rss > worst {
+					worst = rss
+				}
+				if best == 0 || rss < best {
+					best = rss
+				}
 			})
 		}
 	}
+	b.Run("rss-summary", func(b *testing.B) {
+		for b.Loop() {
+		}
+		b.ReportMetric(worst, "worst-stream-peak-RSS/B")
+		b.ReportMetric(best, "best-stream-peak-RSS/B")
+		if largest != "" {
+			rss, err := peakRSS(largest, "limited")
+			if err != nil {
+				b.Fatalf("peak RSS (limited): %v", err)
+			}
+			b.ReportMetric(rss/(1<<20), "limited-peak-RSS-MB")
+		}
+	})
 }
 
-func benchParse(b *testing.B, data []byte, path string, icaljs func(string) (float64, error)) {
+// benchParse reports the metrics of one shape and returns its
+// stream-peak-RSS/B.
+func benchParse(b *testing.B, data []byte, path string, icaljs func(string) (float64, error)) float64 {
 	b.SetBytes(int64(len(data)))
 	var cal *feed.Calendar
 	var before, after runtime.MemStats
@@ -86,6 +117,7 @@ func benchParse(b *testing.B, data []byte, path string, icaljs func(string) (flo
 	retained, peak := retainedAndPeak(data)
 	b.ReportMetric(retained/float64(n), "retained-B/event")
 	b.ReportMetric(peak/float64(len(data)), "peak-heap/B")
+	var stream float64
 	for _, mode := range []string{"bytes", "stream"} {
 		rss, err := peakRSS(path, mode)
 		if err != nil {
@@ -93,7 +125,7 @@ func benchParse(b *testing.B, data []byte, path string, icaljs func(string) (flo
 		}
 		unit := "peak-RSS/B"
 		if mode == "stream" {
-			unit = "stream-peak-RSS/B"
+			unit, stream = "stream-peak-RSS/B", rss/float64(len(data))
 		}
 		b.ReportMetric(rss/float64(len(data)), unit)
 	}
@@ -105,6 +137,7 @@ func benchParse(b *testing.B, data []byte, path string, icaljs func(string) (flo
 		b.ReportMetric(js, "icaljs-events/s")
 		b.ReportMetric(rate/js, "x-icaljs")
 	}
+	return stream
 }
 
 // retainedAndPeak parses data once more and measures the heap the result
@@ -181,6 +214,25 @@ func rssChild(path, mode string) error {
 			return err
 		}
 		runtime.KeepAlive(data)
+	case "limited":
+		// The daemon's default limits.max_events: the feed is refused
+		// once it is passed, and what the read held until then is the
+		// peak.
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		var lim *feed.LimitError
+		if _, err := feed.Parse(f, feed.Options{MaxEvents: 20_000}); !errors.As(err, &lim) {
+			return fmt.Errorf("want a LimitError, got %v", err)
+		}
+		hwm, err := ownPeakRSS()
+		if err != nil {
+			return err
+		}
+		fmt.Printf("peak-rss %d\n", int64(hwm))
+		return nil
 	case "stream":
 		f, err := os.Open(path)
 		if err != nil {

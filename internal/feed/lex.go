@@ -138,6 +138,7 @@ func lex(src *lineSource, out sink) ([]string, error) {
 		return nil, err
 	}
 	l := &lexer{out: out, curInfo: unknownName}
+	stopper, _ := out.(interface{ stopped() error })
 	// Two stages: physical lines are unfolded the RFC 5545 way into
 	// logical lines; then a logical line that cannot start a property is
 	// joined to the one before (a raw newline in a DESCRIPTION, a fold
@@ -156,6 +157,12 @@ func lex(src *lineSource, out sink) ([]string, error) {
 		}
 		if l.started {
 			l.accept()
+			if stopper != nil {
+				if err := stopper.stopped(); err != nil {
+					// A limit is passed: what follows is not read.
+					return nil, err
+				}
+			}
 		}
 		l.logical = append(l.logical[:0], pl...)
 		l.logicalNo, l.started = lineNo, true

@@ -48,6 +48,11 @@ type Options struct {
 	// decoded from it; without one, text that is not UTF-8 is read as
 	// Windows-1252.
 	Charset string
+	// MaxEvents, when set, is limits.max_events: the read stops, with a
+	// *LimitError, once the feed has more events than that which are
+	// certain to be kept within the window, so that an oversized feed
+	// is refused before it is held whole.
+	MaxEvents int
 }
 
 // Warning is a problem with one event or property that was skipped or
@@ -113,7 +118,19 @@ func (c *Calendar) charsetWarning(err error) {
 }
 
 func parse(src *lineSource, opts Options) (*Calendar, error) {
+	p, err := parseWith(src, opts)
+	if err != nil {
+		return nil, err
+	}
+	return p.cal, nil
+}
+
+// parseWith is parse, returning the parser (for its counters).
+func parseWith(src *lineSource, opts Options) (*parser, error) {
 	tree := newTreeSink()
+	if opts.MaxEvents > 0 {
+		tree.limit = newEventLimit(opts)
+	}
 	repairs, err := lex(src, tree)
 	if err != nil {
 		return nil, err
@@ -132,7 +149,7 @@ func parse(src *lineSource, opts Options) (*Calendar, error) {
 	comps := tree.comps
 	tree = nil
 	p.run(comps)
-	return p.cal, nil
+	return p, nil
 }
 
 func quoteSummary(s string) string {
@@ -151,6 +168,10 @@ type parser struct {
 	zones    *tz.Resolver
 	floating *tz.Zone
 	warned   map[string]bool
+	// verdicts are neverMatches' verdicts by rule and DTSTART; ruleDays
+	// the days left for it to walk (set with verdicts).
+	verdicts map[string]string
+	ruleDays int
 }
 
 func (p *parser) warn(uid, msg string) {

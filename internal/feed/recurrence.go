@@ -43,6 +43,31 @@ func parseRRule(v string) (*rrule.ROption, error) {
 	return opt, nil
 }
 
+// maxRuleDays bounds the days one feed's rules are walked to check that
+// each matches (neverMatches): about 200 rules that match nothing, a few
+// tenths of a second. maxRuleVerdicts bounds the verdicts remembered.
+const (
+	maxRuleDays     = 40 * cycleDays
+	maxRuleVerdicts = 1024
+)
+
+// neverMatches is neverMatches within the feed's budget, remembering the
+// verdict of each rule and DTSTART (a feed repeats its rules).
+func (p *parser) neverMatches(opt rrule.ROption, v string) string {
+	key := normaliseRRule(v) + "@" + opt.Dtstart.Format("20060102T150405")
+	if why, ok := p.verdicts[key]; ok {
+		return why
+	}
+	if p.verdicts == nil {
+		p.verdicts, p.ruleDays = map[string]string{}, maxRuleDays
+	}
+	why := neverMatches(opt, &p.ruleDays)
+	if len(p.verdicts) < maxRuleVerdicts {
+		p.verdicts[key] = why
+	}
+	return why
+}
+
 // normaliseRRule upper-cases an RRULE value and drops the spaces some
 // producers put in lists ("BYDAY=MO, TU") and a trailing ";".
 func normaliseRRule(v string) string {
@@ -182,6 +207,12 @@ func (p *parser) rruleValue(ev *Event, v string) (string, error) {
 	opt, err := parseRRule(v)
 	if err != nil {
 		return "", err
+	}
+	// The rule is read as Series.wallRule expands it: on DTSTART's wall
+	// clock.
+	opt.Dtstart = wallOf(ev.Start.T)
+	if why := p.neverMatches(*opt, v); why != "" {
+		return "", fmt.Errorf("RRULE %q can never produce an occurrence (%s)", normaliseRRule(v), why)
 	}
 	parts := strings.Split(normaliseRRule(v), ";")
 	out := parts[:0]

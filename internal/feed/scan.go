@@ -42,6 +42,18 @@ type treeSink struct {
 
 	params  map[string]map[string][]string // shared parameter maps, by their text
 	scratch []byte
+
+	// limit, when set, counts the events certain to be kept (see
+	// eventLimit) and stops the read past its maximum.
+	limit *eventLimit
+}
+
+// stopped is the error the read stops with (nil: it goes on).
+func (t *treeSink) stopped() error {
+	if t.limit != nil && t.limit.over {
+		return &LimitError{Max: t.limit.max}
+	}
+	return nil
 }
 
 // frame is a component being built.
@@ -111,6 +123,9 @@ func (t *treeSink) end(comp string) {
 			parent.subs = append(parent.subs, c)
 		default:
 			t.comps = append(t.comps, c)
+			if ev, ok := c.(*ical.VEvent); ok && t.limit != nil {
+				t.limit.count(ev.Properties)
+			}
 		}
 	}
 	if t.depth == 1 {

@@ -408,7 +408,7 @@ func (r *Runner) parse(ctx context.Context, p pass) pass {
 	win := p.cfg.EffectiveWindow(p.sub)
 	p.now = r.now()
 	opts := feed.Options{DefaultZone: p.cfg.EffectiveTimeZone(p.sub), Identity: feed.Identity(p.sub.Identity),
-		WindowPast: win.Past.D(), WindowFuture: win.Future.D(), Now: p.now, Charset: p.resp.Charset}
+		WindowPast: win.Past.D(), WindowFuture: win.Future.D(), Now: p.now, Charset: p.resp.Charset, MaxEvents: p.cfg.EffectiveLimits(p.sub).MaxEvents}
 	var (
 		cal *feed.Calendar
 		err error
@@ -435,6 +435,13 @@ func (r *Runner) parse(ctx context.Context, p pass) pass {
 	if p.unchanged() && !p.full() {
 		r.observeFetch(p.sub.ID, "not_modified")
 		return p.stop(calsyncd.OutcomeNotModified, nil)
+	}
+	if lim := (*feed.LimitError)(nil); errors.As(err, &lim) {
+		// The parser stopped reading past limits.max_events: refused as
+		// the guard refuses a feed over its limits.
+		r.observeFetch(p.sub.ID, "ok")
+		p.verdict.Refused = &diff.LimitError{What: "events", Key: "limits.max_events", Got: lim.Max, Max: lim.Max, AtLeast: true}
+		return p.stop(calsyncd.OutcomeFailed, p.verdict.Refused)
 	}
 	if err != nil {
 		// An HTML login page or a truncated body is a failed fetch too.

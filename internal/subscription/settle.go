@@ -100,6 +100,8 @@ func (p pass) nextState(e ending) calsyncd.SubscriptionState {
 	}
 	if p.round > 0 {
 		st.GuardPeak, st.GuardPeakAt = p.peak, p.peakAt
+	}
+	if p.round > 0 || p.verdict.Refused != nil {
 		st.Notes = withoutNotePrefix(st.Notes, limitNotePrefix)
 		if err := p.verdict.Refused; err != nil {
 			st.Notes = append(st.Notes, fmt.Sprintf("%s %s", limitNotePrefix, err.Error()))
