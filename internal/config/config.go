@@ -153,6 +153,9 @@ type Limits struct {
 	// MaxInstancesExpanded bounds the occurrences written as single events
 	// (series Google cannot hold as recurring, e.g. FREQ=SECONDLY).
 	MaxInstancesExpanded int `yaml:"max_instances_expanded"`
+	// FilterTime bounds the time one pass may spend matching its
+	// subscription's filters.
+	FilterTime Duration `yaml:"filter_time"`
 }
 
 // Sync configures the subscription lifecycle.
@@ -230,7 +233,7 @@ func Default() *Config {
 			ConnectTimeout: Duration(10 * time.Second),
 		},
 		Window: Window{Past: Duration(30 * 24 * time.Hour)},
-		Limits: Limits{MaxEvents: 20_000, MaxInstancesExpanded: 5_000},
+		Limits: Limits{MaxEvents: 20_000, MaxInstancesExpanded: 5_000, FilterTime: Duration(10 * time.Second)},
 		Sync: Sync{
 			ErrorThreshold:    3,
 			ErrorMaxInterval:  Duration(24 * time.Hour),
@@ -302,6 +305,9 @@ func (c *Config) EffectiveLimits(s Subscription) Limits {
 		}
 		if o.MaxInstancesExpanded > 0 {
 			l.MaxInstancesExpanded = o.MaxInstancesExpanded
+		}
+		if o.FilterTime > 0 {
+			l.FilterTime = o.FilterTime
 		}
 	}
 	return l

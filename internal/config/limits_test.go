@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/calsyncd/calsyncd/internal/config"
 )
@@ -15,6 +16,8 @@ func init() {
 		"limits.max_instances_expanded":                 {kind: "int", ok: "5000", tooBig: "1000001"},
 		"subscriptions[].limits.max_events":             {kind: "int", zeroOK: true, ok: "50000", tooBig: "1000001"},
 		"subscriptions[].limits.max_instances_expanded": {kind: "int", zeroOK: true, ok: "100", tooBig: "1000001"},
+		"limits.filter_time":                            {kind: "duration", ok: "10s", tooBig: "11m", tooSmall: "50ms"},
+		"subscriptions[].limits.filter_time":            {kind: "duration", zeroOK: true, ok: "30s", tooBig: "11m", tooSmall: "50ms"},
 	} {
 		numericKeys[key] = k
 	}
@@ -43,9 +46,9 @@ subscriptions:
 		t.Fatal(err)
 	}
 	want := map[string]config.Limits{
-		"a": {MaxEvents: 1000, MaxInstancesExpanded: 5000},
-		"b": {MaxEvents: 1000, MaxInstancesExpanded: 50},
-		"c": {MaxEvents: 30000, MaxInstancesExpanded: 5000},
+		"a": {MaxEvents: 1000, MaxInstancesExpanded: 5000, FilterTime: config.Duration(10 * time.Second)},
+		"b": {MaxEvents: 1000, MaxInstancesExpanded: 50, FilterTime: config.Duration(10 * time.Second)},
+		"c": {MaxEvents: 30000, MaxInstancesExpanded: 5000, FilterTime: config.Duration(10 * time.Second)},
 	}
 	for _, s := range cfg.Subscriptions {
 		if got := cfg.EffectiveLimits(s); got != want[s.ID] {

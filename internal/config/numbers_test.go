@@ -270,3 +270,28 @@ func TestAShutdownTimeoutTheUnitDoesNotWaitForIsWarned(t *testing.T) {
 		}
 	}
 }
+
+func TestACostlyFilterPatternIsWarned(t *testing.T) {
+	for _, tc := range []struct {
+		pattern string
+		warn    bool
+	}{{`(?i)standup`, false}, {`^(team|staff|board|review)$`, false}, {`[\\p{L}\\p{N}]{1000}Z`, true}, {`(a{20}){20}`, true}} {
+		yaml := "subscriptions:\n  - id: a\n    url: https://feeds.invalid/a.ics\n    calendar: primary\n    filters:\n      - exclude:\n          description: \"" + tc.pattern + "\"\n"
+		cfg, err := config.Parse("c.yaml", []byte(yaml), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.pattern, err)
+		}
+		var got []string
+		for _, w := range cfg.Warnings {
+			if strings.Contains(w.Key, "filters[0]") {
+				got = append(got, w.String())
+			}
+		}
+		if (len(got) > 0) != tc.warn {
+			t.Errorf("%s: warnings %q, want one: %v", tc.pattern, got, tc.warn)
+		}
+		if tc.warn && !strings.Contains(got[0], "c.yaml:7: subscriptions[0].filters[0].exclude.description") {
+			t.Errorf("warning does not name the line and key: %q", got[0])
+		}
+	}
+}

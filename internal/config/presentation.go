@@ -294,7 +294,7 @@ func reminders(s *ReminderSetting) render.Reminders {
 // presentationWarnings: privacy: busy with a title template that names
 // what busy hides shows it after all.
 func (c *Config) presentationWarnings(d *decoder) []Warning {
-	var out []Warning
+	out := c.costlyFilterWarnings(d)
 	for i, s := range c.Subscriptions {
 		p := c.EffectivePresentation(s)
 		if p.Privacy == nil || *p.Privacy != string(render.Busy) || p.Title == nil {
@@ -310,6 +310,38 @@ func (c *Config) presentationWarnings(d *decoder) []Warning {
 		}
 		out = append(out, Warning{File: d.file, Line: d.line(key), Key: key,
 			Msg: fmt.Sprintf("%q has privacy: busy, and its title template shows the summary, location or categories busy hides", s.ID)})
+	}
+	return out
+}
+
+// costlyFilterWarnings notes filters whose pattern is costly to run: one
+// that compiles to more than render.CostlySteps instructions is run that
+// many times over at every character of every event (a pass that spends
+// limits.filter_time on filters fails).
+func (c *Config) costlyFilterWarnings(d *decoder) []Warning {
+	var out []Warning
+	check := func(prefix string, filters []Filter) {
+		for j, f := range filters {
+			kind, m := "include", f.Include
+			if f.Exclude != nil {
+				kind, m = "exclude", f.Exclude
+			}
+			if m == nil {
+				continue
+			}
+			names, patterns := m.fields()
+			for k, name := range names {
+				if n := render.PatternSteps(patterns[k]); n > render.CostlySteps {
+					key := fmt.Sprintf("%s.filters[%d].%s.%s", prefix, j, kind, name)
+					out = append(out, Warning{File: d.file, Line: d.line(key), Key: key,
+						Msg: fmt.Sprintf("this pattern compiles to %d steps, each run at every character of every event's %s: it may cost seconds a pass (a pass that spends limits.filter_time on filters fails); a counted repetition such as {1000} is the usual cause", n, name)})
+				}
+			}
+		}
+	}
+	check("defaults", c.Defaults.Filters)
+	for i, s := range c.Subscriptions {
+		check(fmt.Sprintf("subscriptions[%d]", i), s.Filters)
 	}
 	return out
 }

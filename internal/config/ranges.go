@@ -48,6 +48,7 @@ func (c *Config) durationRanges() []durationRange {
 		{key: "writer.retry_base", v: w.RetryBase, min: 1, max: time.Hour},
 		{key: "writer.retry_cap", v: w.RetryCap, min: 1, max: day},
 		{key: "feed.timeout", v: c.Feed.Timeout, min: 1, max: time.Hour},
+		{key: "limits.filter_time", v: c.Limits.FilterTime, min: 100 * time.Millisecond, max: 10 * time.Minute},
 		{key: "feed.connect_timeout", v: c.Feed.ConnectTimeout, min: 1, max: 10 * time.Minute},
 		{key: "sync.error_max_interval", v: s.ErrorMaxInterval, min: time.Minute, max: 30 * day},
 		{key: "sync.reconcile_interval", v: s.ReconcileInterval, min: time.Minute, max: 365 * day, zero: "never"},
@@ -57,6 +58,10 @@ func (c *Config) durationRanges() []durationRange {
 	}
 	out = append(out, windowRanges("window", c.Window)...)
 	for i, sub := range c.Subscriptions {
+		if sub.Limits != nil {
+			out = append(out, durationRange{key: fmt.Sprintf("subscriptions[%d].limits.filter_time", i), v: sub.Limits.FilterTime,
+				min: 100 * time.Millisecond, max: 10 * time.Minute, zero: "the global value"})
+		}
 		if sub.Window != nil {
 			out = append(out, windowRanges(fmt.Sprintf("subscriptions[%d].window", i), *sub.Window)...)
 		}

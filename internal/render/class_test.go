@@ -45,23 +45,23 @@ func TestUnknownClassIsPrivate(t *testing.T) {
 				t.Fatalf("parse: %v, %d events", err, len(cal.Events))
 			}
 			evs := cal.Events
-			if got := render.Render(evs, nil, render.Context{}).Events[0].Visibility; got != tc.visibility {
+			if got := mustRender(t, evs, nil, render.Context{}).Events[0].Visibility; got != tc.visibility {
 				t.Errorf("visibility %q, want %q", got, tc.visibility)
 			}
-			if got := render.Render(evs, &render.Policy{ColorID: "1"}, render.Context{}).Events[0].Visibility; got != tc.visibility {
+			if got := mustRender(t, evs, &render.Policy{ColorID: "1"}, render.Context{}).Events[0].Visibility; got != tc.visibility {
 				t.Errorf("visibility under a policy %q, want %q", got, tc.visibility)
 			}
-			b := render.Render(evs, busy, render.Context{}).Events[0]
+			b := mustRender(t, evs, busy, render.Context{}).Events[0]
 			if b.Summary != "Busy" || b.Description != "" || b.Visibility != feed.VisibilityPrivate {
 				t.Errorf("privacy busy shows %q / %q / %s", b.Summary, b.Description, b.Visibility)
 			}
-			if got := len(render.Render(evs, excludePrivate, render.Context{}).Excluded) == 1; got != tc.private {
+			if got := len(mustRender(t, evs, excludePrivate, render.Context{}).Excluded) == 1; got != tc.private {
 				t.Errorf("exclude class ^PRIVATE$ takes it out: %v, want %v", got, tc.private)
 			}
-			if got := len(render.Render(evs, includePublic, render.Context{}).Events) == 1; got != tc.public {
+			if got := len(mustRender(t, evs, includePublic, render.Context{}).Events) == 1; got != tc.public {
 				t.Errorf("include class ^PUBLIC$ keeps it: %v, want %v", got, tc.public)
 			}
-			if got := len(render.Render(evs, includeOwn, render.Context{}).Events) == 1; got != tc.own {
+			if got := len(mustRender(t, evs, includeOwn, render.Context{}).Events) == 1; got != tc.own {
 				t.Errorf("include class ^X-SECRET$ keeps it: %v, want %v", got, tc.own)
 			}
 		})

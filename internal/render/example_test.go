@@ -22,11 +22,14 @@ func ExampleRender() {
 		return feed.Event{UID: uid, Summary: summary, Start: feed.Time{T: start}, End: feed.Time{T: start.Add(time.Hour)},
 			Details: &feed.Details{Categories: []string{category}}}
 	}
-	res := render.Render([]feed.Event{
+	res, err := render.Render([]feed.Event{
 		mk("a", "Planning", "Work"),
 		mk("b", "Canceled: Review", "Work"),
 		mk("c", "Dentist", "Private"),
 	}, p, render.Context{Subscription: "team"})
+	if err != nil {
+		panic(err) // past the filter budget
+	}
 	for _, ev := range res.Events {
 		fmt.Printf("%s (colour %s, %s)\n", ev.Summary, ev.Style.ColorID, render.ColorName(ev.Style.ColorID))
 	}

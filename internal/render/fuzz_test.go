@@ -41,7 +41,7 @@ func FuzzParseTitle(f *testing.F) {
 			return
 		}
 		ev := event("a", summary, categories("x", "y"))
-		res := render.Render([]feed.Event{ev}, &render.Policy{Title: title}, render.Context{Subscription: "s", CalendarName: "c"})
+		res := mustRender(t, []feed.Event{ev}, &render.Policy{Title: title}, render.Context{Subscription: "s", CalendarName: "c"})
 		if len(res.Events) != 1 {
 			t.Fatalf("%q: %d events", template, len(res.Events))
 		}
@@ -65,9 +65,9 @@ func FuzzShownText(f *testing.F) {
 	f.Fuzz(func(t *testing.T, summary, desc, loc, url string) {
 		ev := event("a", summary, func(ev *feed.Event) { ev.Description, ev.Location, ev.URL = desc, loc, url })
 		for _, p := range []*render.Policy{nil, {ColorID: "2"}} {
-			got := render.Render([]feed.Event{ev}, p, render.Context{}).Events[0]
+			got := mustRender(t, []feed.Event{ev}, p, render.Context{}).Events[0]
 			checkShown(t, got)
-			again := render.Render([]feed.Event{got}, p, render.Context{}).Events[0]
+			again := mustRender(t, []feed.Event{got}, p, render.Context{}).Events[0]
 			if again.Summary != got.Summary || again.Description != got.Description || again.Location != got.Location || again.URL != got.URL {
 				t.Fatalf("rendering twice changed %q to %q", got.Summary, again.Summary)
 			}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/calsyncd/calsyncd/internal/feed"
 )
@@ -15,6 +16,10 @@ type Context struct {
 	Subscription string
 	// CalendarName is the feed's X-WR-CALNAME.
 	CalendarName string
+	// FilterBudget bounds the time matching filters may take
+	// (0: DefaultFilterBudget); Clock reads the time (nil: time.Now).
+	FilterBudget time.Duration
+	Clock        func() time.Time
 }
 
 // Result is the render stage's output.
@@ -83,16 +88,23 @@ const NotePrefix = "reminders: feed: "
 // them too. Whatever the policy, the text every event shows is held to
 // Google's caps (MaxSummary and the others) with its control characters
 // left out. The events' hashes are those of what they show now.
-func Render(events []feed.Event, p *Policy, c Context) Result {
+//
+// Matching filters may take c.FilterBudget: past it the render fails with
+// a *FilterBudgetError naming the costliest filter, and no Result.
+func Render(events []feed.Event, p *Policy, c Context) (Result, error) {
 	if p.IsZero() {
-		return Result{Events: limitAll(events)}
+		return Result{Events: limitAll(events)}, nil
 	}
+	m := newMeter(p, c)
 	res := Result{Events: make([]feed.Event, 0, len(events))}
 	masterKept := map[string]bool{}
 	for i := range events {
+		if err := m.over(p, i, len(events)); err != nil {
+			return Result{}, err
+		}
 		ev := events[i]
 		if ev.RecurrenceID == "" {
-			keep := p.Keeps(&ev)
+			keep := p.keeps(&ev, m)
 			masterKept[ev.UID] = keep
 			if !keep {
 				res.Excluded = append(res.Excluded, ev)
@@ -102,11 +114,11 @@ func Render(events []feed.Event, p *Policy, c Context) Result {
 			if !kept {
 				continue // left out with its series
 			}
-			if p.excludes(&ev) && ev.Status != feed.StatusCancelled {
+			if p.excludes(&ev, m) && ev.Status != feed.StatusCancelled {
 				res.Excluded = append(res.Excluded, ev)
 				ev.Status = feed.StatusCancelled
 			}
-		} else if !p.Keeps(&ev) {
+		} else if !p.keeps(&ev, m) {
 			res.Excluded = append(res.Excluded, ev)
 			continue
 		}
@@ -115,7 +127,10 @@ func Render(events []feed.Event, p *Policy, c Context) Result {
 		ev.Hash = ev.ComputeHash()
 		res.Events = append(res.Events, ev)
 	}
-	return res
+	if err := m.over(p, len(events), len(events)); err != nil {
+		return Result{}, err
+	}
+	return res, nil
 }
 
 // limitAll is the events with limitText applied: events itself when no
@@ -139,26 +154,26 @@ func limitAll(events []feed.Event) []feed.Event {
 	return out
 }
 
-// Keeps reports whether the filters let an event through: it matches at
+// keeps reports whether the filters let an event through: it matches at
 // least one include (when there is one) and no exclude.
-func (p *Policy) Keeps(ev *feed.Event) bool {
+func (p *Policy) keeps(ev *feed.Event, m *meter) bool {
 	included, includes := false, false
-	for _, r := range p.Filters {
+	for i, r := range p.Filters {
 		switch {
-		case r.Exclude && r.matches(ev):
+		case r.Exclude && m.match(p, i, ev):
 			return false
 		case !r.Exclude:
 			includes = true
-			included = included || r.matches(ev)
+			included = included || m.match(p, i, ev)
 		}
 	}
 	return included || !includes
 }
 
 // excludes reports whether an exclude matches the event.
-func (p *Policy) excludes(ev *feed.Event) bool {
-	for _, r := range p.Filters {
-		if r.Exclude && r.matches(ev) {
+func (p *Policy) excludes(ev *feed.Event, m *meter) bool {
+	for i, r := range p.Filters {
+		if r.Exclude && m.match(p, i, ev) {
 			return true
 		}
 	}
@@ -171,15 +186,28 @@ func (r Rule) matches(ev *feed.Event) bool {
 		if len(cats) == 0 {
 			return r.Pattern.MatchString("")
 		}
-		return slices.ContainsFunc(cats, r.Pattern.MatchString)
+		return slices.ContainsFunc(cats, func(c string) bool { return r.Pattern.MatchString(filterText(c)) })
 	}
-	v := FieldValue(ev, r.Field)
+	v := filterText(FieldValue(ev, r.Field))
 	if r.Field == Class && unknownClass(ev) {
 		// RFC 5545 §3.8.1.3: a class we do not know is treated as
 		// PRIVATE, so a rule on PRIVATE reaches it too.
 		return r.Pattern.MatchString(v) || r.Pattern.MatchString("PRIVATE")
 	}
 	return r.Pattern.MatchString(v)
+}
+
+// filterText is the part of a value a filter reads: its first
+// MaxFilterText bytes, cut at a character.
+func filterText(v string) string {
+	if len(v) <= MaxFilterText {
+		return v
+	}
+	cut := MaxFilterText
+	for cut > 0 && !utf8.RuneStart(v[cut]) {
+		cut--
+	}
+	return v[:cut]
 }
 
 // unknownClass reports whether the feed's CLASS is none of PUBLIC, PRIVATE

@@ -67,7 +67,7 @@ func TestTitleTemplateIsBounded(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			evs := []feed.Event{event("a", tc.summary)}
 			p := &render.Policy{Title: title}
-			got := render.Render(evs, p, render.Context{}).Events[0]
+			got := mustRender(t, evs, p, render.Context{}).Events[0]
 			checkShown(t, got)
 			if n := units(got.Summary); n < render.MaxSummary-8 {
 				t.Errorf("title is %d code units, want it filled to about %d", n, render.MaxSummary)
@@ -84,7 +84,7 @@ func TestTitleTemplateIsBounded(t *testing.T) {
 			runtime.GC()
 			runtime.ReadMemStats(&before)
 			for range runs {
-				render.Render(evs, p, render.Context{})
+				mustRender(t, evs, p, render.Context{})
 			}
 			runtime.ReadMemStats(&after)
 			per := (after.TotalAlloc - before.TotalAlloc) / runs
@@ -140,7 +140,7 @@ func TestControlCharactersNeverReachGoogle(t *testing.T) {
 			}
 			for _, p := range policies {
 				evs := []feed.Event{ev}
-				got := render.Render(evs, p, render.Context{CalendarName: tc.calName}).Events[0]
+				got := mustRender(t, evs, p, render.Context{CalendarName: tc.calName}).Events[0]
 				checkShown(t, got)
 				if got.Summary != tc.wantSum || got.Description != tc.wantDesc || got.Location != tc.wantLoc || got.URL != tc.wantURL {
 					t.Errorf("policy %+v shows %q / %q / %q / %q, want %q / %q / %q / %q", p, got.Summary, got.Description, got.Location, got.URL,
@@ -177,7 +177,7 @@ func TestFeedTextIsCapped(t *testing.T) {
 				s := strings.Repeat(tc.unit, n)
 				ev := event("a", "x", func(ev *feed.Event) { tc.set(ev, s) })
 				for _, p := range []*render.Policy{nil, {ColorID: "1"}} {
-					got := render.Render([]feed.Event{ev}, p, render.Context{}).Events[0]
+					got := mustRender(t, []feed.Event{ev}, p, render.Context{}).Events[0]
 					checkShown(t, got)
 					v := tc.get(got)
 					if units(s) <= tc.max {
@@ -200,7 +200,7 @@ func TestFeedTextIsCapped(t *testing.T) {
 	atCap := long[:render.MaxURL]
 	for _, tc := range []struct{ url, want string }{{long, ""}, {atCap, atCap}} {
 		ev := event("a", "x", func(ev *feed.Event) { ev.URL = tc.url })
-		if got := render.Render([]feed.Event{ev}, nil, render.Context{}).Events[0].URL; got != tc.want {
+		if got := mustRender(t, []feed.Event{ev}, nil, render.Context{}).Events[0].URL; got != tc.want {
 			t.Errorf("a %d-byte link became %d bytes, want %d", len(tc.url), len(got), len(tc.want))
 		}
 	}
@@ -212,18 +212,18 @@ func TestFeedTextIsCapped(t *testing.T) {
 // neighbours not.
 func TestCleanEventsAreLeftAlone(t *testing.T) {
 	evs := []feed.Event{event("a", "Standup", func(ev *feed.Event) { ev.Description = "Agenda:\n\t1. x\n" }), event("b", "Review 🎂")}
-	if got := render.Render(evs, nil, render.Context{}).Events; &got[0] != &evs[0] {
+	if got := mustRender(t, evs, nil, render.Context{}).Events; &got[0] != &evs[0] {
 		t.Errorf("clean events were copied")
 	}
 	dirty := append(slices.Clone(evs), event("c", "x\x1b"))
-	got := render.Render(dirty, nil, render.Context{}).Events
+	got := mustRender(t, dirty, nil, render.Context{}).Events
 	if got[0].Hash != evs[0].Hash || got[1].Hash != evs[1].Hash || got[2].Hash == dirty[2].Hash || got[2].Summary != "x" {
 		t.Errorf("hashes %v, summary %q", []bool{got[0].Hash == evs[0].Hash, got[1].Hash == evs[1].Hash, got[2].Hash != dirty[2].Hash}, got[2].Summary)
 	}
 	if dirty[2].Summary != "x\x1b" {
 		t.Errorf("the caller's event was changed")
 	}
-	again := render.Render(got, nil, render.Context{}).Events
+	again := mustRender(t, got, nil, render.Context{}).Events
 	if &again[0] != &got[0] {
 		t.Errorf("rendering what was rendered changed it again")
 	}

@@ -218,7 +218,9 @@ func (r *Runner) run(ctx context.Context, p pass) pass {
 	if p = r.load(ctx, p); p.over() {
 		return p
 	}
-	p = renderEvents(p)
+	if p = r.renderEvents(ctx, p); p.over() {
+		return p
+	}
 	if p.reconcileDue {
 		if p = r.reconcile(ctx, p); p.over() {
 			return p

@@ -1,6 +1,7 @@
 package subscription
 
 import (
+	"context"
 	"fmt"
 
 	calsyncd "github.com/calsyncd/calsyncd"
@@ -15,8 +16,17 @@ import (
 // filters take out are planned like events that left the feed. It runs
 // for every subscription, a policy or none: it also holds what Google
 // shows to Google's caps.
-func renderEvents(p pass) pass {
-	p.rendered = render.Render(p.cal.Events, p.policy, render.Context{Subscription: p.sub.ID, CalendarName: p.cal.Name})
+//
+// Its filters may spend limits.filter_time matching: past it the pass
+// fails (class feed_over_limit) naming the filter, and writes and deletes
+// nothing.
+func (r *Runner) renderEvents(ctx context.Context, p pass) pass {
+	var err error
+	p.rendered, err = render.Render(p.cal.Events, p.policy, render.Context{Subscription: p.sub.ID, CalendarName: p.cal.Name,
+		FilterBudget: p.cfg.EffectiveLimits(p.sub).FilterTime.D(), Clock: r.FilterClock})
+	if err != nil {
+		return p.failed(ctx, fmt.Errorf("render: %w", err))
+	}
 	cal := *p.cal
 	cal.Events = p.rendered.Events
 	p.cal = &cal

@@ -82,6 +82,9 @@ type Runner struct {
 	Listener Listener
 	Log      *slog.Logger
 	Now      func() time.Time
+	// FilterClock times the filters against limits.filter_time (nil:
+	// time.Now; tests make matching slow without making it so).
+	FilterClock func() time.Time
 
 	mu        sync.Mutex
 	running   map[string]bool
