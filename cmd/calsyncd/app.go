@@ -94,7 +94,7 @@ func loadConfig(path string) (*config.Config, error) {
 	}
 	cfg, err := config.Load(path)
 	if err != nil {
-		return nil, err
+		return nil, noConfig(path, err)
 	}
 	return cfg, nil
 }
@@ -110,6 +110,9 @@ func loadConfigNeeding(path string, notes io.Writer, needed func(key string) boo
 		return nil, &exitError{code: 2, err: fmt.Errorf("--config is required")}
 	}
 	cfg, unset, err := config.LoadAllowUnset(path)
+	if cfg == nil && err != nil {
+		return nil, noConfig(path, err)
+	}
 	var missing config.Errors
 	for _, u := range unset {
 		if needed(u.Key) {
@@ -163,7 +166,7 @@ func openApp(ctx context.Context, cfg *config.Config, log *slog.Logger, readOnly
 		st.Close()
 		return nil, err
 	}
-	fetch.Version = version
+	fetch.Version = readBuildInfo().Version
 	a := &app{cfg: cfg, log: log, store: st, owner: owner, readOnly: readOnly}
 	a.writers = gcalwriter.NewPool(func(ctx context.Context, account string) (*calendar.Service, string, error) {
 		return newCalendarService(ctx, a.config(), account, log, readOnly)

@@ -40,15 +40,16 @@ Run `+"`calsyncd auth <subcommand> -h`"+` for its flags.
 
 func (c *authCommand) login(ctx context.Context, args []string) error {
 	fs := c.m.newFlagSet("auth login", "auth login --config FILE [--account NAME] [--port N] [--timeout 5m]")
-	cfgPath := fs.String("config", "", "configuration file")
+	cfgPath := configFlag(fs)
 	account := fs.String("account", config.DefaultAccount, "the account to log in (a name under accounts:, or default)")
 	port := fs.Int("port", 0, "loopback port to listen on (0: any free port; fix one to forward it over SSH)")
 	timeout := fs.Duration("timeout", googleauth.DefaultLoginTimeout, "how long to wait for the browser")
-	if err := fs.Parse(args); err != nil {
+	args, err := parseArgs(fs, args)
+	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
 	if fs.NArg() > 0 {
-		return &exitError{code: 2, err: fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))}
+		return &exitError{code: 2, err: fmt.Errorf("unexpected arguments: %s", strings.Join(args, " "))}
 	}
 	cfg, err := c.loadConfig(*cfgPath)
 	if err != nil {
@@ -65,9 +66,10 @@ func (c *authCommand) login(ctx context.Context, args []string) error {
 
 func (c *authCommand) status(ctx context.Context, args []string) error {
 	fs := c.m.newFlagSet("auth status", "auth status --config FILE [--strict-perms]")
-	cfgPath := fs.String("config", "", "configuration file")
+	cfgPath := configFlag(fs)
 	strictPerms := fs.Bool("strict-perms", false, "fail when a key or token file is accessible to group or others, or the config file is writable by them")
-	if err := fs.Parse(args); err != nil {
+	args, err := parseArgs(fs, args)
+	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
 	cfg, err := c.loadConfig(*cfgPath)

@@ -21,23 +21,27 @@ func (c *checkCommand) Synopsis() string {
 
 func (c *checkCommand) Run(ctx context.Context, args []string) error {
 	fs := c.m.newFlagSet("check", "check --config FILE [--json] [ID ...]")
-	cfgPath := fs.String("config", "", "configuration file")
+	cfgPath := configFlag(fs)
 	asJSON := fs.Bool("json", false, `print {"subscriptions":[{"id","ok","problems",…}]}`)
-	if err := fs.Parse(args); err != nil {
+	args, err := parseArgs(fs, args)
+	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
 	if *cfgPath == "" {
 		return &exitError{code: 2, err: errors.New("--config is required")}
 	}
 	cfg, err := config.Load(*cfgPath)
+	if err := noConfig(*cfgPath, err); err != nil && errors.As(err, new(*exitError)) {
+		return err
+	}
 	if err != nil {
 		return c.configErrors(*cfgPath, err, *asJSON)
 	}
-	subs, err := selectSubscriptions(cfg, fs.Args())
+	subs, err := selectSubscriptions(cfg, args)
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
-	fetch.Version = version
+	fetch.Version = readBuildInfo().Version
 	checker := &check.Checker{Config: cfg,
 		Fetcher: fetch.NewFetcher(cfg.Feed.ConnectTimeout.D(), cfg.Feed.Timeout.D(), int64(cfg.Feed.MaxSize), feed.CheckBody),
 		Auth:    googleauth.Options{Logger: newLogger(c.m.Stderr, cfg.Log)}}

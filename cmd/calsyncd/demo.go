@@ -30,8 +30,12 @@ func (c *demoCommand) Run(ctx context.Context, args []string) error {
 	listen := fs.String("listen", "127.0.0.1:8765", "status page address (a free port is used if this one is taken)")
 	stateDir := fs.String("state-dir", "", "where the demo keeps its database (default: a temporary directory)")
 	logFormat := fs.String("log-format", "text", "text or json")
-	if err := fs.Parse(args); err != nil {
+	args, err := parseArgs(fs, args)
+	if err != nil {
 		return &exitError{code: 2, err: err}
+	}
+	if len(args) > 0 {
+		return &exitError{code: 2, err: fmt.Errorf("unexpected arguments: %s", strings.Join(args, " "))}
 	}
 	dir := *stateDir
 	if dir == "" {
@@ -57,6 +61,8 @@ func (c *demoCommand) Run(ctx context.Context, args []string) error {
 	}
 	defer a.Close()
 	metrics := status.NewMetrics()
+	bi := readBuildInfo()
+	metrics.SetBuildInfo(bi.Version, bi.Revision, bi.GoVersion)
 	a.runner.Observer, a.metrics = metrics, metrics
 	metrics.WatchSubscriptions(a.store, func() []string { return subscriptionIDs(a.config()) })
 

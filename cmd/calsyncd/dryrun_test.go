@@ -132,8 +132,10 @@ subscriptions:
 		t.Fatal(err)
 	}
 	out, _, code = run(t, "sync", "--config", cfg, "--json")
-	var res []syncResult
-	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 0 {
+	var doc2 syncDoc
+	err = json.Unmarshal([]byte(out), &doc2)
+	res := doc2.Subscriptions
+	if err != nil || code != 0 {
 		t.Fatalf("sync --json = %s (%v)", out, err)
 	}
 	if r := res[0].Run; r.Updated != len(pv.Update) || r.Created != len(pv.Create) || r.Deleted != len(pv.Delete) || writesOf(fake)-writes != len(pv.Update) {

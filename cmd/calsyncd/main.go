@@ -18,9 +18,6 @@ import (
 	"github.com/calsyncd/calsyncd/internal/printable"
 )
 
-// version is set at build time (-ldflags "-X main.version=...").
-var version = "dev"
-
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	m := NewMain()
@@ -49,7 +46,7 @@ func exitCode(stderr io.Writer, err error) int {
 		return 0
 	}
 	if errors.Is(err, flag.ErrHelp) {
-		return 2
+		return 0 // -h or --help: the usage was the answer
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
@@ -97,12 +94,19 @@ func (m *Main) commands() map[string]command {
 // Run executes the subcommand named by args[0].
 func (m *Main) Run(ctx context.Context, args []string) error {
 	cmds := m.commands()
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" && len(args) == 1 {
 		m.usage(cmds)
 		if len(args) == 0 {
 			return &exitError{code: 2}
 		}
 		return nil
+	}
+	if args[0] == "--version" || args[0] == "-version" {
+		args = []string{"version"}
+	}
+	if args[0] == "help" {
+		// calsyncd help CMD [SUB]: that command's help.
+		args = append(args[1:], "--help")
 	}
 	cmd, ok := cmds[args[0]]
 	if !ok {
@@ -123,7 +127,7 @@ func (m *Main) usage(cmds map[string]command) {
 	for _, n := range names {
 		fmt.Fprintf(&b, "  %-9s %s\n", n, cmds[n].Synopsis())
 	}
-	b.WriteString("\nRun `calsyncd <command> -h` for a command's flags.\n")
+	b.WriteString("\nRun `calsyncd <command> -h` for a command's flags and examples; --config defaults to $" + configEnv + ", else " + DefaultConfigPath + ".\n\n" + exitCodes + "\n")
 	fmt.Fprint(m.Stderr, b.String())
 }
 
@@ -131,10 +135,7 @@ func (m *Main) usage(cmds map[string]command) {
 func (m *Main) newFlagSet(name, usage string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(m.Stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(m.Stderr, "Usage: calsyncd %s\n\nFlags:\n", usage)
-		fs.PrintDefaults()
-	}
+	fs.Usage = func() { m.printHelp(fs, name, usage) }
 	return fs
 }
 
@@ -143,6 +144,10 @@ type versionCommand struct{ m *Main }
 func (c *versionCommand) Synopsis() string { return "print the version" }
 
 func (c *versionCommand) Run(ctx context.Context, args []string) error {
-	fmt.Fprintln(c.m.Stdout, "calsyncd", version)
+	fs := c.m.newFlagSet("version", "version")
+	if _, err := parseArgs(fs, args); err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	fmt.Fprintln(c.m.Stdout, "calsyncd", readBuildInfo())
 	return nil
 }

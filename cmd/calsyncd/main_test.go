@@ -83,8 +83,10 @@ subscriptions:
 	if code != 0 {
 		t.Fatalf("sync team: code %d\n%s\n%s", code, out, stderr)
 	}
-	var res []syncResult
-	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res) != 1 || res[0].Run.Created != 9 || res[0].State != "ACTIVE" || res[0].Run.Outcome != "ok" {
+	var doc syncDoc
+	err = json.Unmarshal([]byte(out), &doc)
+	res := doc.Subscriptions
+	if err != nil || len(res) != 1 || res[0].Run.Created != 9 || res[0].State != "ACTIVE" || res[0].Run.Outcome != "ok" {
 		t.Fatalf("sync --json = %s (%v)", out, err)
 	}
 	// A subscription whose calendar does not exist fails the run: exit 1.

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -28,10 +29,14 @@ func (c *runCommand) Synopsis() string {
 
 func (c *runCommand) Run(ctx context.Context, args []string) error {
 	fs := c.m.newFlagSet("run", "run --config FILE [--strict-perms]")
-	cfgPath := fs.String("config", "", "configuration file")
+	cfgPath := configFlag(fs)
 	strictPerms := fs.Bool("strict-perms", false, "refuse to start when a key or token file is accessible to group or others, or the config file is writable by them")
-	if err := fs.Parse(args); err != nil {
+	args, err := parseArgs(fs, args)
+	if err != nil {
 		return &exitError{code: 2, err: err}
+	}
+	if len(args) > 0 {
+		return &exitError{code: 2, err: fmt.Errorf("unexpected arguments: %s", strings.Join(args, " "))}
 	}
 	cfg, err := loadConfig(*cfgPath)
 	if err != nil {
@@ -54,6 +59,8 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		}
 	}()
 	metrics := status.NewMetrics()
+	bi := readBuildInfo()
+	metrics.SetBuildInfo(bi.Version, bi.Revision, bi.GoVersion)
 	a.runner.Observer = metrics
 	a.metrics = metrics
 	metrics.WatchSubscriptions(a.store, func() []string { return subscriptionIDs(a.config()) })

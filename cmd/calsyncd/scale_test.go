@@ -79,10 +79,11 @@ type scaleOutcome struct {
 // reads the runs out of `calsyncd sync --json`.
 func (w *scaleWorld) check(tb testing.TB, syncJSON []byte) scaleOutcome {
 	tb.Helper()
-	var results []syncResult
-	if err := json.Unmarshal(syncJSON, &results); err != nil {
+	var doc syncDoc
+	if err := json.Unmarshal(syncJSON, &doc); err != nil {
 		tb.Fatalf("sync --json: %v\n%.2000s", err, syncJSON)
 	}
+	results := doc.Subscriptions
 	o := scaleOutcome{errors: map[string]int{}}
 	ran := map[string]bool{}
 	for _, r := range results {

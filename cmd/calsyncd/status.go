@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/calsyncd/calsyncd/internal/status"
@@ -16,10 +18,14 @@ func (c *statusCommand) Synopsis() string {
 
 func (c *statusCommand) Run(ctx context.Context, args []string) error {
 	fs := c.m.newFlagSet("status", "status --config FILE [--json]")
-	cfgPath := fs.String("config", "", "configuration file")
+	cfgPath := configFlag(fs)
 	asJSON := fs.Bool("json", false, "print JSON (the same schema as GET /status)")
-	if err := fs.Parse(args); err != nil {
+	args, err := parseArgs(fs, args)
+	if err != nil {
 		return &exitError{code: 2, err: err}
+	}
+	if len(args) > 0 {
+		return &exitError{code: 2, err: fmt.Errorf("unexpected arguments: %s", strings.Join(args, " "))}
 	}
 	// status fetches nothing: it needs no feed's or alert's secret, so it
 	// runs as the service's user without the service's environment.

@@ -20,20 +20,21 @@ func (c *syncCommand) Synopsis() string { return "sync subscriptions once, then 
 
 func (c *syncCommand) Run(ctx context.Context, args []string) error {
 	fs := c.m.newFlagSet("sync", "sync --config FILE [--json] [--dry-run] [--allow-deletes] [--reconcile] [--strict-perms] [ID ...]")
-	cfgPath := fs.String("config", "", "configuration file")
+	cfgPath := configFlag(fs)
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	allowDeletes := fs.Bool("allow-deletes", false, "release deletes held by the mass-delete guard")
 	reconcile := fs.Bool("reconcile", false, "compare Google with the database and repair drift (deleted or duplicated events)")
 	strictPerms := fs.Bool("strict-perms", false, "refuse to run when a key or token file is accessible to group or others, or the config file is writable by them")
 	dryRun := fs.Bool("dry-run", false, "print what the sync would do (create, update, delete, held, excluded) and write nothing, to Google or the database")
-	if err := fs.Parse(args); err != nil {
+	args, err := parseArgs(fs, args)
+	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
 	cfg, err := loadConfig(*cfgPath)
 	if err != nil {
 		return err
 	}
-	subs, err := selectSubscriptions(cfg, fs.Args())
+	subs, err := selectSubscriptions(cfg, args)
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
@@ -160,7 +161,13 @@ func writeSyncJSON(w io.Writer, reports []subscription.Report) error {
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return enc.Encode(syncDoc{Subscriptions: out})
+}
+
+// syncDoc is what `sync --json` prints: an object, as every command's
+// --json is, so fields can join it later without breaking a reader.
+type syncDoc struct {
+	Subscriptions []syncResult `json:"subscriptions"`
 }
 
 func writeSyncTable(w io.Writer, reports []subscription.Report) error {

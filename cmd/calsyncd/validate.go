@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/calsyncd/calsyncd/internal/config"
 	"github.com/calsyncd/calsyncd/internal/printable"
@@ -17,11 +18,15 @@ func (c *validateCommand) Synopsis() string {
 
 func (c *validateCommand) Run(ctx context.Context, args []string) error {
 	fs := c.m.newFlagSet("validate", "validate --config FILE [--allow-unset]")
-	cfgPath := fs.String("config", "", "configuration file")
+	cfgPath := configFlag(fs)
 	allowUnset := fs.Bool("allow-unset", false,
 		"report ${VAR}s whose variable is not set as warnings instead of errors (run and sync still refuse them)")
-	if err := fs.Parse(args); err != nil {
+	args, err := parseArgs(fs, args)
+	if err != nil {
 		return &exitError{code: 2, err: err}
+	}
+	if len(args) > 0 {
+		return &exitError{code: 2, err: fmt.Errorf("unexpected arguments: %s", strings.Join(args, " "))}
 	}
 	if *cfgPath == "" {
 		return &exitError{code: 2, err: errors.New("--config is required")}
@@ -29,7 +34,6 @@ func (c *validateCommand) Run(ctx context.Context, args []string) error {
 	var (
 		cfg   *config.Config
 		unset config.Errors
-		err   error
 	)
 	if *allowUnset {
 		cfg, unset, err = config.LoadAllowUnset(*cfgPath)
@@ -38,6 +42,9 @@ func (c *validateCommand) Run(ctx context.Context, args []string) error {
 	}
 	for _, u := range unset {
 		fmt.Fprintf(c.m.Stdout, "warning: %s (allowed by --allow-unset; run and sync refuse it)\n", u)
+	}
+	if err := noConfig(*cfgPath, err); err != nil && errors.As(err, new(*exitError)) {
+		return err
 	}
 	if err != nil {
 		var errs config.Errors

@@ -143,3 +143,16 @@ func (m *Metrics) Pacing(account string, spacing time.Duration, throttleUntil ti
 	}
 	m.throttleUntil.WithLabelValues(account).Set(v)
 }
+
+// SetBuildInfo publishes calsyncd_build_info{version,revision,goversion} 1,
+// so a dashboard can tell which build each daemon runs.
+func (m *Metrics) SetBuildInfo(version, revision, goVersion string) {
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "calsyncd_build_info",
+		Help: "The running build: its version, VCS revision and Go release (always 1).",
+	}, []string{"version", "revision", "goversion"})
+	g.WithLabelValues(version, revision, goVersion).Set(1)
+	if err := m.reg.Register(g); err != nil {
+		return // set once: a second call keeps the first
+	}
+}

@@ -105,3 +105,15 @@ func TestSubscriptionGauges(t *testing.T) {
 		t.Errorf("scrape with the database down: %d %s", rec.Code, rec.Body.String())
 	}
 }
+
+func TestBuildInfoIsPublished(t *testing.T) {
+	m := status.NewMetrics()
+	m.SetBuildInfo("0.9.0", "3f0542a", "go1.26.8")
+	m.SetBuildInfo("other", "x", "y") // the first stays
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	want := `calsyncd_build_info{goversion="go1.26.8",revision="3f0542a",version="0.9.0"} 1`
+	if !strings.Contains(rec.Body.String(), want) || strings.Contains(rec.Body.String(), `version="other"`) {
+		t.Errorf("metrics lack %s:\n%s", want, rec.Body.String())
+	}
+}
