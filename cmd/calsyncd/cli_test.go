@@ -120,3 +120,15 @@ func TestConfigDefaultsToTheInstalledPath(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckOfAMissingFileFeedSaysWhereFeedsLive: a file feed's failure
+// names the file and the unit's hidden directories, not networks and TLS.
+func TestCheckOfAMissingFileFeedSaysWhereFeedsLive(t *testing.T) {
+	dir := t.TempDir()
+	missing := dir + "/feeds/x.ics"
+	cfg := writeFile(t, dir, "config.yaml", "state_dir: state\ngoogle:\n  endpoint: http://127.0.0.1:9/calendar/v3\nsubscriptions:\n  - id: local\n    url: file://"+missing+"\n    calendar: primary\n")
+	out, _, code := run(t, "check", "--config", cfg)
+	if code != 1 || !strings.Contains(out, missing) || !strings.Contains(out, "ProtectHome") || strings.Contains(out, "curl") {
+		t.Errorf("check: exit %d\n%s", code, out)
+	}
+}

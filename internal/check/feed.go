@@ -72,6 +72,10 @@ func fetchProblem(err error, ferr *fetch.Error, key string) problem {
 	if ferr == nil {
 		return p
 	}
+	if ferr.Path != "" {
+		p.do = fileAdvice(ferr)
+		return p
+	}
 	switch ferr.Kind {
 	case fetch.Unreachable:
 		p.do = "check the host name, the network and TLS from this machine (e.g. curl -I on the feed's scheme and host)"
@@ -85,6 +89,18 @@ func fetchProblem(err error, ferr *fetch.Error, key string) problem {
 		p.do = "see " + key + " (url, headers, basic_auth); nothing is deleted while the feed answers like this"
 	}
 	return p
+}
+
+// fileAdvice is what to do about a file:// feed that could not be read.
+func fileAdvice(ferr *fetch.Error) string {
+	switch ferr.Kind {
+	case fetch.TooLarge:
+		return "raise feed.max_size if the file really is this large"
+	case fetch.Invalid:
+		return "the file is not a whole calendar: check what writes it (nothing is deleted while it reads like this)"
+	}
+	return "check that " + ferr.Path + " exists and that the service's user can read it; the systemd unit hides /home, /root (ProtectHome=) and " +
+		"other users' /tmp (PrivateTmp=): keep file feeds under /srv or /var/lib/calsyncd"
 }
 
 func quoteAll(ss []string) []string {

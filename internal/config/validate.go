@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -156,7 +157,7 @@ func (c *Config) validateSubscriptions(bad complaint, accounts map[string]bool) 
 		}
 		if s.URL == "" {
 			bad(p+".url", "required")
-		} else if msg := checkFeedURL(s.URL); msg != "" {
+		} else if msg := checkFeedURL(s.URL, filepath.Dir(c.Path)); msg != "" {
 			bad(p+".url", "%s", msg)
 		}
 		if strings.TrimSpace(s.Calendar) == "" {
@@ -222,8 +223,9 @@ func checkSchedule(spec string) string {
 func isControl(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }
 
 // checkFeedURL says what is wrong with a feed URL without repeating it (it may
-// carry a secret token).
-func checkFeedURL(raw string) string {
+// carry a secret token; a file URL's path is no secret and is named). dir is
+// the configuration's directory, which a relative file path was meant from.
+func checkFeedURL(raw, dir string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "not a valid URL"
@@ -234,15 +236,37 @@ func checkFeedURL(raw string) string {
 			return "URL has no host"
 		}
 	case "file":
-		if u.Path == "" {
-			return "file URL has no path (use file:///absolute/path.ics)"
-		}
+		return checkFileURL(u, dir)
 	case "":
 		return "URL has no scheme (use https://, webcal:// or file://)"
 	default:
 		return fmt.Sprintf("unsupported URL scheme %q (use https, http, webcal or file)", u.Scheme)
 	}
 	return ""
+}
+
+// checkFileURL refuses a file URL that does not name an absolute path on
+// this machine: file://./feeds/x.ics and file://feeds/x.ics read "." and
+// "feeds" as a host, and the path left is not the file meant. The message
+// gives the URL meant, from the configuration's directory.
+func checkFileURL(u *url.URL, dir string) string {
+	rel := ""
+	switch {
+	case u.Opaque != "": // file:feeds/x.ics
+		rel = u.Opaque
+	case u.Host != "" && !strings.EqualFold(u.Hostname(), "localhost"):
+		rel = u.Host + u.Path
+	case u.Path == "":
+		return "file URL has no path (use file:///absolute/path.ics)"
+	default:
+		return ""
+	}
+	abs, err := filepath.Abs(filepath.Join(dir, filepath.FromSlash(rel)))
+	if err != nil {
+		abs = "/absolute/path/" + rel
+	}
+	return fmt.Sprintf("%q does not name an absolute path: a file URL is file:// and then the absolute path (three slashes in all); did you mean %s?",
+		u.String(), (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String())
 }
 
 // IsLoopbackHost reports whether a listen host only accepts local

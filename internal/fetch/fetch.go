@@ -89,16 +89,23 @@ type Error struct {
 	RetryAfter time.Duration
 	Msg        string
 	Err        error
+	// Path is the file of a file:// feed, named in the message (a local
+	// path, not a server's secret).
+	Path string
 }
 
 func (e *Error) Error() string {
+	prefix := "feed: "
+	if e.Path != "" {
+		prefix += e.Path + ": "
+	}
 	switch {
 	case e.Msg == "" && e.Err != nil:
-		return "feed: " + e.Err.Error()
+		return prefix + e.Err.Error()
 	case e.Err != nil:
-		return "feed: " + e.Msg + ": " + e.Err.Error()
+		return prefix + e.Msg + ": " + e.Err.Error()
 	}
-	return "feed: " + e.Msg
+	return prefix + e.Msg
 }
 
 func (e *Error) Unwrap() error { return e.Err }

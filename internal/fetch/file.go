@@ -20,6 +20,15 @@ import (
 // Only regular files and FIFOs are read: /dev/zero or a directory is not a
 // feed. Errors never name the path.
 func (f *Fetcher) fetchFile(ctx context.Context, path string) (*Response, error) {
+	resp, err := f.readFile(ctx, path)
+	var fe *Error
+	if errors.As(err, &fe) && fe.Path == "" {
+		fe.Path = path
+	}
+	return resp, err
+}
+
+func (f *Fetcher) readFile(ctx context.Context, path string) (*Response, error) {
 	if f.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, f.Timeout)

@@ -55,8 +55,8 @@ func TestFileFeedFIFOWithoutWriterTimesOut(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("error does not wrap context.DeadlineExceeded: %v", err)
 	}
-	if strings.Contains(err.Error(), path) {
-		t.Errorf("error names the path: %v", err)
+	if !strings.Contains(err.Error(), path) {
+		t.Errorf("error does not name the path: %v", err)
 	}
 	// Not a timing test: a generous bound, so a hang fails here and not at
 	// the suite's deadline.
@@ -154,9 +154,20 @@ func TestFileFeedRefusesWhatIsNotAFile(t *testing.T) {
 			if fe.Kind != fetch.Rejected || fe.Transient() || !strings.Contains(err.Error(), "regular file") {
 				t.Errorf("%s: %v (kind %s)", path, err, fe.Kind)
 			}
-			if strings.Contains(err.Error(), path) {
-				t.Errorf("error names the path: %v", err)
+			if !strings.Contains(err.Error(), path) {
+				t.Errorf("error does not name the path: %v", err)
 			}
 		})
+	}
+}
+
+// Every file error names the file: it is a path on this machine, and the
+// operator needs it to fix the feed.
+func TestAMissingFileFeedNamesItsPath(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "feeds", "missing.ics")
+	_, err := fileFetcher(time.Minute, 1<<20).Fetch(context.Background(), fetch.Request{URL: "file://" + path})
+	fe := fetchErr(t, err)
+	if fe.Path != path || !strings.Contains(err.Error(), path) || !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%v (path %q)", err, fe.Path)
 	}
 }
