@@ -123,10 +123,10 @@ func (c *authCommand) status(ctx context.Context, args []string) error {
 		}
 	}
 	if failed > 0 {
-		return &exitError{code: 1, err: fmt.Errorf("%d account(s) cannot authenticate", failed)}
+		return &exitError{code: 1, err: fmt.Errorf("%s cannot authenticate", plural(failed, "account", "accounts"))}
 	}
 	if *strictPerms && loose > 0 {
-		return &exitError{code: 1, err: fmt.Errorf("%d configuration, key or token file(s) are open to group or others (--strict-perms)", loose)}
+		return &exitError{code: 1, err: fmt.Errorf("%s open to group or others (--strict-perms)", plural(loose, "configuration, key or token file is", "configuration, key or token files are"))}
 	}
 	return nil
 }

@@ -49,7 +49,7 @@ func (c *checkCommand) Run(ctx context.Context, args []string) error {
 	if *asJSON {
 		err = rep.WriteJSON(c.m.Stdout)
 	} else {
-		fmt.Fprintf(c.m.Stdout, "config %s: valid (%d subscriptions, %d accounts)\n", *cfgPath, len(cfg.Subscriptions), len(cfg.AccountNames()))
+		fmt.Fprintf(c.m.Stdout, "config %s: valid (%s, %s)\n", *cfgPath, plural(len(cfg.Subscriptions), "subscription", "subscriptions"), plural(len(cfg.AccountNames()), "account", "accounts"))
 		err = rep.WriteText(c.m.Stdout)
 	}
 	if err != nil {
@@ -62,7 +62,7 @@ func (c *checkCommand) Run(ctx context.Context, args []string) error {
 		}
 	}
 	if failed > 0 {
-		return &exitError{code: 1, err: fmt.Errorf("%d of %d subscriptions would fail", failed, len(subs))}
+		return &exitError{code: 1, err: fmt.Errorf("%d of %s would fail", failed, plural(len(subs), "subscription", "subscriptions"))}
 	}
 	return nil
 }
@@ -92,5 +92,5 @@ func (c *checkCommand) configErrors(path string, err error, asJSON bool) error {
 			fmt.Fprintln(c.m.Stdout, e)
 		}
 	}
-	return &exitError{code: 1, err: fmt.Errorf("%d problem(s) in %s", len(errs), path)}
+	return &exitError{code: 1, err: fmt.Errorf("%s in %s", plural(len(errs), "problem", "problems"), path)}
 }

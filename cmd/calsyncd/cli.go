@@ -175,3 +175,11 @@ func noConfig(path string, err error) error {
 	}
 	return err
 }
+
+// plural is n and the word for it: "1 subscription", "2 subscriptions".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

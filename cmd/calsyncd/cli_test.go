@@ -132,3 +132,34 @@ func TestCheckOfAMissingFileFeedSaysWhereFeedsLive(t *testing.T) {
 		t.Errorf("check: exit %d\n%s", code, out)
 	}
 }
+
+// TestAConfigWithoutCredentialsIsWarnedAndRunRefuses: no credentials and
+// no endpoint validated silently and run started, to fail every write.
+func TestAConfigWithoutCredentialsIsWarnedAndRunRefuses(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "config.yaml", "state_dir: state\nlisten: 127.0.0.1:1\nsubscriptions:\n  - id: a\n    url: https://feeds.invalid/a.ics\n    calendar: primary\n")
+	out, _, code := run(t, "validate", "--config", cfg)
+	if code != 0 || !strings.Contains(out, `account "default" has no credentials_file and no google.endpoint`) ||
+		!strings.Contains(out, "calsyncd demo --config") || !strings.Contains(out, "(1 subscription, 1 account)") {
+		t.Errorf("validate: exit %d\n%s", code, out)
+	}
+	_, stderr, code := run(t, "run", "--config", cfg)
+	if code != 1 || !strings.Contains(stderr, "no credentials for 1 account default") {
+		t.Errorf("run: exit %d\n%s", code, stderr)
+	}
+	if _, err := os.Stat(dir + "/state"); !os.IsNotExist(err) {
+		t.Errorf("a refused run made its state directory (%v)", err)
+	}
+	out, _, _ = run(t, "auth", "status", "--config", cfg)
+	if strings.Contains(out, "emulator") || !strings.Contains(out, "no credentials") {
+		t.Errorf("auth status calls no credentials an emulator:\n%s", out)
+	}
+}
+
+func TestATabInTheIndentationSaysSo(t *testing.T) {
+	cfg := writeFile(t, t.TempDir(), "config.yaml", "state_dir: state\nsubscriptions:\n\t- id: a\n")
+	out, _, code := run(t, "validate", "--config", cfg)
+	if code != 1 || !strings.Contains(out, "indented with a tab: YAML needs spaces") {
+		t.Errorf("validate: exit %d\n%s", code, out)
+	}
+}

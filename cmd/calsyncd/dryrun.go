@@ -56,7 +56,7 @@ func (c *syncCommand) dryRun(ctx context.Context, cfg *config.Config, subs []con
 		return err
 	}
 	if failed > 0 {
-		return &exitError{code: 1, err: fmt.Errorf("%d of %d subscriptions could not be previewed", failed, len(subs))}
+		return &exitError{code: 1, err: fmt.Errorf("%d of %s could not be previewed", failed, plural(len(subs), "subscription", "subscriptions"))}
 	}
 	return nil
 }

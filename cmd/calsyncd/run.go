@@ -46,6 +46,11 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	if err := checkSecretFiles(log, cfg, *strictPerms); err != nil {
 		return err
 	}
+	if none := cfg.NoCredentials(); len(none) > 0 {
+		// Every write would fail, and quietly: refuse to start instead.
+		return fmt.Errorf("%s: no credentials for %s %s and no google.endpoint: %s", cfg.Path, plural(len(none), "account", "accounts"),
+			strings.Join(none, ", "), config.CredentialsStep)
+	}
 	if err := status.CheckListen(cfg.Listen, cfg.Status.Token); err != nil {
 		return err
 	}

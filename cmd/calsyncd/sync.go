@@ -86,7 +86,7 @@ func (c *syncCommand) Run(ctx context.Context, args []string) error {
 		}
 	}
 	if failed > 0 {
-		return &exitError{code: 1, err: fmt.Errorf("%d of %d subscriptions failed or are not ACTIVE", failed, len(subs))}
+		return &exitError{code: 1, err: fmt.Errorf("%d of %s failed or are not ACTIVE", failed, plural(len(subs), "subscription", "subscriptions"))}
 	}
 	return nil
 }

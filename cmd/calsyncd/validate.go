@@ -52,13 +52,13 @@ func (c *validateCommand) Run(ctx context.Context, args []string) error {
 			for _, e := range errs {
 				fmt.Fprintln(c.m.Stdout, printable.String(e.Error()))
 			}
-			return &exitError{code: 1, err: fmt.Errorf("%d problem(s) in %s", len(errs), *cfgPath)}
+			return &exitError{code: 1, err: fmt.Errorf("%s in %s", plural(len(errs), "problem", "problems"), *cfgPath)}
 		}
 		return &exitError{code: 1, err: err}
 	}
 	for _, w := range cfg.Warnings {
 		fmt.Fprintln(c.m.Stdout, "warning: "+printable.String(w.String()))
 	}
-	fmt.Fprintf(c.m.Stdout, "OK: %s (%d subscriptions, %d accounts)\n", *cfgPath, len(cfg.Subscriptions), len(cfg.AccountNames()))
+	fmt.Fprintf(c.m.Stdout, "OK: %s (%s, %s)\n", *cfgPath, plural(len(cfg.Subscriptions), "subscription", "subscriptions"), plural(len(cfg.AccountNames()), "account", "accounts"))
 	return nil
 }

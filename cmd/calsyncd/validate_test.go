@@ -20,10 +20,10 @@ func unsetEnv(t *testing.T, names ...string) {
 func TestValidateAllowUnset(t *testing.T) {
 	unsetEnv(t, "FEED_TOKEN")
 	dir := t.TempDir()
-	cfg := writeFile(t, dir, "config.yaml", "state_dir: state\nsubscriptions:\n  - id: a\n"+
+	cfg := writeFile(t, dir, "config.yaml", "state_dir: state\ngoogle:\n  credentials_file: key.json\nsubscriptions:\n  - id: a\n"+
 		"    url: https://example.com/private-${FEED_TOKEN}/a.ics\n    calendar: a@example.com\n")
 	broken := writeFile(t, dir, "broken.yaml", "state_dir: state\nschedule: nonsense\nstatus:\n  token: ${FEED_TOKEN}\n")
-	warning := "warning: " + cfg + ":4: subscriptions[0].url: environment variable FEED_TOKEN is not set (allowed by --allow-unset; run and sync refuse it)\n"
+	warning := "warning: " + cfg + ":6: subscriptions[0].url: environment variable FEED_TOKEN is not set (allowed by --allow-unset; run and sync refuse it)\n"
 
 	tests := []struct {
 		name     string
@@ -32,9 +32,9 @@ func TestValidateAllowUnset(t *testing.T) {
 		wantOut  string
 	}{
 		{"unset is an error by default", []string{"validate", "--config", cfg}, 1,
-			cfg + ":4: subscriptions[0].url: environment variable FEED_TOKEN is not set\n"},
+			cfg + ":6: subscriptions[0].url: environment variable FEED_TOKEN is not set\n"},
 		{"allowed, it is a warning", []string{"validate", "--allow-unset", "--config", cfg}, 0,
-			warning + "OK: " + cfg + " (1 subscriptions, 1 accounts)\n"},
+			warning + "OK: " + cfg + " (1 subscription, 1 account)\n"},
 		{"allowed, other errors still fail", []string{"validate", "--allow-unset", "--config", broken}, 1,
 			"warning: " + broken + ":4: status.token: environment variable FEED_TOKEN is not set (allowed by --allow-unset; run and sync refuse it)\n" +
 				broken + `:2: schedule: invalid cron spec "nonsense": expected exactly 5 fields, found 1: [nonsense]` + "\n"},

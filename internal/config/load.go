@@ -143,7 +143,7 @@ func parse(file string, data []byte, lookupEnv func(string) (string, bool), allo
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
-		return nil, nil, Errors{{File: file, Line: yamlErrLine(err), Msg: "not valid YAML: " + yamlErrMsg(err)}}
+		return nil, nil, Errors{{File: file, Line: yamlErrLine(err), Msg: "not valid YAML: " + yamlErrMsg(err) + tabHint(data, yamlErrLine(err))}}
 	}
 	if len(doc.Content) == 0 || doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].Tag == "!!null" {
 		return nil, nil, Errors{{File: file, Msg: "the configuration is empty: it needs at least the subscriptions to sync (see config.example.yaml)"}}
@@ -227,6 +227,22 @@ func yamlErrMsg(err error) string {
 		return s[i+2:]
 	}
 	return s
+}
+
+// tabHint is the advice for a YAML error on a line indented with a tab,
+// which YAML does not allow ("found character that cannot start any
+// token" says nothing of it).
+func tabHint(data []byte, line int) string {
+	lines := bytes.Split(data, []byte("\n"))
+	for _, n := range []int{line, line + 1} { // the parser may name the line after
+		if n >= 1 && n <= len(lines) {
+			indent := lines[n-1][:len(lines[n-1])-len(bytes.TrimLeft(lines[n-1], " \t"))]
+			if bytes.IndexByte(indent, '\t') >= 0 {
+				return fmt.Sprintf(" (line %d is indented with a tab: YAML needs spaces)", n)
+			}
+		}
+	}
+	return ""
 }
 
 // resolvePaths anchors relative file paths at the configuration file's

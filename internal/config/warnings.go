@@ -39,6 +39,7 @@ func (c *Config) warnings(d *decoder) []Warning {
 				s.ID, RedactURL(s.URL), c.Subscriptions[j].ID, q, d.line(q))})
 	}
 	out = append(out, c.stopWarning(d)...)
+	out = append(out, c.credentialWarnings(d)...)
 	return append(out, c.presentationWarnings(d)...)
 }
 
@@ -73,4 +74,43 @@ func feedIdentity(raw string) string {
 		q = "?" + u.RawQuery
 	}
 	return scheme + "://" + host + p + q
+}
+
+// credentialWarnings notes accounts that subscriptions write as with
+// neither credentials nor an emulator endpoint: every write would fail,
+// and `run` refuses to start (NoCredentials).
+func (c *Config) credentialWarnings(d *decoder) []Warning {
+	var out []Warning
+	for _, name := range c.NoCredentials() {
+		key := "google.credentials_file"
+		for i, a := range c.Accounts {
+			if a.Name == name {
+				key = fmt.Sprintf("accounts[%d]", i)
+			}
+		}
+		out = append(out, Warning{File: d.file, Line: d.line(key), Key: key,
+			Msg: fmt.Sprintf("account %q has no credentials_file and no google.endpoint: calsyncd cannot write to Google as it, and run refuses to start; %s", name, CredentialsStep)})
+	}
+	return out
+}
+
+// CredentialsStep is what to do about an account without credentials.
+const CredentialsStep = "set credentials_file to a service-account key or an OAuth client JSON (README \"Authorising calsyncd\"), or try the subscriptions on the built-in emulator first: calsyncd demo --config FILE"
+
+// NoCredentials lists the accounts some subscription writes as that have
+// neither a credentials_file nor an endpoint (an emulator).
+func (c *Config) NoCredentials() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range c.Subscriptions {
+		name := s.AccountName()
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		if a, ok := c.AccountByName(name); ok && a.CredentialsFile == "" && a.Endpoint == "" {
+			out = append(out, name)
+		}
+	}
+	return out
 }

@@ -435,7 +435,7 @@ func (w *Writer) logResult(br *batchRun) {
 		attrs = append(attrs, slog.Int("rejections_logged", loggedRejections))
 	}
 	if res.Deferred > 0 {
-		w.log.Warn(fmt.Sprintf("deferred %d writes", res.Deferred), attrs...)
+		w.log.Warn(deferredMsg(res.Deferred), attrs...)
 		return
 	}
 	w.log.Info("batch written", attrs...)
@@ -576,4 +576,12 @@ func (w *Writer) classOf(err error) Classification {
 		return Classification{Class: classStopped}
 	}
 	return ClassifyAt(err, w.clock.Now())
+}
+
+// deferredMsg is the log line of a batch's deferred writes.
+func deferredMsg(n int) string {
+	if n == 1 {
+		return "deferred 1 write"
+	}
+	return fmt.Sprintf("deferred %d writes", n)
 }

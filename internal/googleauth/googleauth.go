@@ -66,6 +66,9 @@ type Identity struct {
 	// CredentialsFile and TokenFile are the files the account reads.
 	CredentialsFile string
 	TokenFile       string
+	// emulator: KindNone because an endpoint was given (not for want of
+	// credentials).
+	emulator bool
 }
 
 func (id Identity) String() string {
@@ -77,6 +80,9 @@ func (id Identity) String() string {
 		return "service account " + id.Email
 	case KindUser:
 		return "OAuth user token (client " + id.ClientID + ")"
+	}
+	if id.CredentialsFile == "" && !id.emulator {
+		return "no credentials (credentials_file is not set)"
 	}
 	return "unauthenticated (emulator endpoint)"
 }
@@ -147,6 +153,7 @@ func load(ctx context.Context, cfg *config.Config, account string, opts Options)
 	}
 	if acct.CredentialsFile == "" {
 		if acct.Endpoint != "" {
+			c.emulator = true
 			return c, nil
 		}
 		return c, &Error{Account: acct.Name, Op: "load", Err: errors.New("credentials_file is not set"),
