@@ -117,6 +117,9 @@ type pass struct {
 	// how many of them the filters caused.
 	unguarded []diff.Op
 	filtered  int
+	// cutHeld are the deletes held because the body was cut before
+	// END:VCALENDAR (holdCut).
+	cutHeld int
 
 	applied calsyncd.WriteResult
 	refused int // series Google refused, shaped again in the second round
@@ -607,6 +610,8 @@ func drifted(rp *repaired, shaped []feed.Event, inWindow []calsyncd.Mapping) []c
 func guard(p pass) pass {
 	if p.round == 1 {
 		p.unguarded, p.filtered = p.plan.Deletes, filteredDeletes(p.plan.Deletes, p.rendered.Excluded)
+		var cut int
+		p, cut = p.holdCut()
 		g, lim := p.cfg.Sync.DeleteGuard, p.cfg.EffectiveLimits(p.sub)
 		p.peak, p.peakAt = diff.NextPeak(p.found.GuardPeak, p.found.GuardPeakAt, p.mapped, p.now, g.Period.D())
 		p.plan, p.verdict = diff.Guard(p.plan, diff.GuardInput{Events: len(p.shaped.Events), Mapped: p.mapped, Peak: p.peak,
@@ -616,6 +621,7 @@ func guard(p pass) pass {
 			Adopted: p.adopted, Allow: p.opts.AllowDeletes,
 			Policy: diff.DeletePolicy{MinDeletes: g.MinDeletes, MaxFraction: g.MaxFraction, ConfirmRuns: g.ConfirmRuns}})
 		p.planned.Unchanged = p.plan.Unchanged
+		p.verdict.Held += cut
 		if err := p.verdict.Refused; err != nil {
 			return p.stop(calsyncd.OutcomeFailed, err)
 		}
@@ -624,6 +630,9 @@ func guard(p pass) pass {
 			p.peak, p.peakAt = len(p.shaped.Events), p.now
 		}
 	} else {
+		var cut int
+		p, cut = p.holdCut()
+		p.verdict.Held += cut
 		p.plan, p.verdict = p.verdict.Follow(p.plan)
 	}
 	p.planned.Creates += len(p.plan.Creates)
