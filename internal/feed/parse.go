@@ -84,6 +84,11 @@ type Calendar struct {
 	// components are read, but what it lacks may have been cut off, so a
 	// caller must not delete on its strength.
 	Cut Cut
+	// RereadAt is the earliest Now at which parsing the same body keeps
+	// occurrences this parse left out beyond the window's end (an event
+	// past it, an extra RRULE's RDATEs written only so far): zero when
+	// there is none.
+	RereadAt time.Time
 }
 
 // Parse reads an iCalendar document and normalises its events. It fails

@@ -90,6 +90,11 @@ func TestDefectReproductionsShowInGoogleAsTheFeedMeans(t *testing.T) {
 			`2026-12-06..2026-12-07 "Día de la Constitución"`,
 		}},
 	}
+	// 24.8: two monthly RRULEs and a DST-gap series, over the year ahead.
+	tests["rolling-horizon.ics"] = struct {
+		want   []string
+		oracle bool
+	}{want: rollingWant(t, recurrenceNow, recurrenceNow.AddDate(1, 0, 0))}
 	files, err := filepath.Glob(filepath.Join(defectsDir, "*.ics"))
 	if err != nil {
 		t.Fatal(err)

@@ -103,12 +103,14 @@ type pass struct {
 
 	// shape, plan, guard and apply run once, twice when Google refused a
 	// series in the first round.
-	round   int
-	shaped  diff.Shaped
-	plan    diff.Plan
-	mapped  int            // mappings within the window the plan was made against
-	churn   *diff.UIDChurn // the first round's
-	verdict diff.Verdict   // the guard's, for the whole run
+	round  int
+	shaped diff.Shaped
+	// shapeReach is how far past now shape wrote single events (its To).
+	shapeReach time.Duration
+	plan       diff.Plan
+	mapped     int            // mappings within the window the plan was made against
+	churn      *diff.UIDChurn // the first round's
+	verdict    diff.Verdict   // the guard's, for the whole run
 	// peak is the guard's high-water mark of mappings, reached at peakAt.
 	peak    int
 	peakAt  time.Time
@@ -379,10 +381,11 @@ func (r *Runner) fetch(ctx context.Context, p pass) pass {
 }
 
 // full: the pass reads the feed whatever its validators say: a reconcile
-// needs the feed's events, and so do a changed render policy, a dry-run
-// and a move until it is complete.
+// needs the feed's events, and so do a changed render policy, a dry-run,
+// a move until it is complete, and a window that moved past what the
+// last render wrote (reread.go).
 func (p pass) full() bool {
-	return p.reconcileDue || p.dryRun || p.fingerprint() != p.found.RenderPolicy || p.moving()
+	return p.reconcileDue || p.dryRun || p.fingerprint() != p.found.RenderPolicy || p.moving() || p.rereadDue()
 }
 
 // fingerprint names everything besides the feed's bytes that decides what
@@ -561,6 +564,7 @@ func shape(p pass) pass {
 		opts.To = p.now.Add(win.Future.D())
 	}
 	p.shaped = diff.Shape(p.cal.Events, opts)
+	p.shapeReach = opts.To.Sub(p.now)
 	return p
 }
 

@@ -112,6 +112,7 @@ func (p pass) nextState(e ending) calsyncd.SubscriptionState {
 	}
 	st = p.feedThrottle(st)
 	st = p.cutState(st)
+	st = p.rereadState(st)
 	st = p.moveState(st)
 	if p.churn != nil {
 		st.Notes = withoutNote(st.Notes, unstableNote)
