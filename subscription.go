@@ -53,8 +53,14 @@ type SubscriptionState struct {
 	// over the guard's recent period, last reached at GuardPeakAt: the
 	// guard weighs a shrinking feed against it, not only against the last
 	// run.
-	GuardPeak       int
-	GuardPeakAt     time.Time
+	GuardPeak   int
+	GuardPeakAt time.Time
+	// RereadAt is when the feed must be read in full again, unchanged or
+	// not (zero: never): the window moves with time, and the last render
+	// left out occurrences beyond its end that only a new render writes
+	// (an event past it, the RDATEs of a second RRULE, a series written as
+	// single events).
+	RereadAt        time.Time
 	LastReconcileAt time.Time
 	// Vacating are calendars the subscription moved away from (its
 	// calendar or account changed) that still hold events it wrote; they

@@ -58,7 +58,11 @@ type Shaped struct {
 	// ExpansionCut: expanding stopped at ShapeOptions.MaxExpanded; the
 	// feed has more occurrences to write as single events than counted.
 	ExpansionCut bool
-	expanded     int
+	// Horizon is the earliest ShapeOptions.To at which shaping the same
+	// events writes an occurrence of an expanded series this shape left
+	// out (zero: none): To moves with the window, the events do not.
+	Horizon  time.Time
+	expanded int
 }
 
 // Shape turns a feed's events into the events Google holds for them,
@@ -363,7 +367,10 @@ func (sh *shaper) expand(seg *segment, series *feed.Series, m *feed.Event, byRID
 			continue
 		}
 		ev := content
-		if !seg.shift.Apply(t).Before(hi.Add(reach)) {
+		if at := seg.shift.Apply(t); !at.Before(hi.Add(reach)) {
+			if h := at.Add(-reach); sh.out.Horizon.IsZero() || h.Before(sh.out.Horizon) {
+				sh.out.Horizon = h
+			}
 			return
 		}
 		if ov := byRID[t.UnixNano()]; ov != nil {

@@ -2,14 +2,8 @@ package feed
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 )
-
-// ErrTruncated is wrapped by the error for a body that stops before
-// END:VCALENDAR: a download that broke off must never read as a calendar
-// that lost its last events.
-var ErrTruncated = errors.New("the feed ends before END:VCALENDAR (truncated download?)")
 
 // cleaned is a feed body rewritten into the form golang-ical reads without
 // tripping: one unfolded content line per "\n", upper-case names, balanced
@@ -62,7 +56,8 @@ var eventLike = map[string]bool{"VEVENT": true, "VTODO": true, "VJOURNAL": true,
 
 // clean rewrites a feed body (BOM, CRLF/LF/CR, folding, case and structure
 // repaired) into the text golang-ical reads. It fails only when the body is
-// not a calendar or is truncated. Parsing builds golang-ical's components
+// not a calendar (a body cut before END:VCALENDAR is read as far as its
+// last complete component: see Cut). Parsing builds golang-ical's components
 // from the same lines without the text (scan.go); the text is what the
 // tests compare that against.
 func clean(body []byte) (*cleaned, error) {
@@ -130,8 +125,8 @@ func (t *textSink) write(name string, rest []byte) {
 }
 
 // lex reads a feed's lines and hands the repaired ones to out. It returns
-// what it mended, and fails only when the body is not a calendar or is
-// truncated (or, from a stream, cannot be read).
+// what it mended, and fails only when the body is not a calendar (or, from
+// a stream, cannot be read).
 func lex(src *lineSource, out sink) ([]string, error) {
 	src.skipBOM()
 	if err := sniff(src.head(512)); err != nil {
@@ -516,7 +511,7 @@ func (l *lexer) finish() error {
 		return fmt.Errorf("feed: the body has no BEGIN:VCALENDAR: %w", ErrNotCalendar)
 	}
 	if !l.closed {
-		return fmt.Errorf("feed: %w: %w", ErrTruncated, ErrNotCalendar)
+		l.cut()
 	}
 	if l.after > 0 {
 		l.note(fmt.Sprintf("%d lines after END:VCALENDAR ignored", l.after))

@@ -2,6 +2,7 @@ package feed_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -28,13 +29,55 @@ func parse(t *testing.T, body []byte, opts feed.Options) *feed.Calendar {
 	return cal
 }
 
-func TestParseRefusesTruncatedBodies(t *testing.T) {
+// TestParseReadsCutBodiesAsFarAsTheyAreWhole: a body without
+// END:VCALENDAR keeps every component it holds whole and says how it
+// stopped; a component without its END is dropped; what is not a
+// calendar at all is still refused.
+func TestParseReadsCutBodiesAsFarAsTheyAreWhole(t *testing.T) {
 	body := calendar(vevent("UID:a", "DTSTART:20270101T100000Z"), vevent("UID:b", "DTSTART:20270102T100000Z"))
-	for _, cut := range []int{len(body) - 3, len(body) - 20, len(body) / 2} {
-		_, err := feed.ParseBytes(body[:cut], feed.Options{})
-		if !errors.Is(err, feed.ErrTruncated) || !errors.Is(err, feed.ErrNotCalendar) {
-			t.Errorf("cut at %d: err = %v, want ErrTruncated", cut, err)
-		}
+	s := string(body)
+	tests := map[string]struct {
+		body    string
+		want    feed.Cut
+		uids    []string
+		refused bool
+	}{
+		"whole":                    {body: s, want: feed.Whole, uids: []string{"a", "b"}},
+		"no END:VCALENDAR":         {body: strings.TrimSuffix(s, "END:VCALENDAR\r\n"), want: feed.CutBetween, uids: []string{"a", "b"}},
+		"no END:VCALENDAR, no EOL": {body: strings.TrimSuffix(s, "\r\nEND:VCALENDAR\r\n"), want: feed.CutBetween, uids: []string{"a", "b"}},
+		"cut in END:VCALENDAR":     {body: s[:len(s)-3], want: feed.CutBetween, uids: []string{"a", "b"}},
+		"cut in END:VEVENT":        {body: s[:len(s)-20], want: feed.CutInside, uids: []string{"a"}},
+		"cut in the last event":    {body: s[:strings.LastIndex(s, "DTSTART")], want: feed.CutInside, uids: []string{"a"}},
+		"cut in a VALARM":          {body: strings.Replace(s, "UID:b", "UID:b\r\nBEGIN:VALARM\r\nACTION:DISPLAY", 1)[:strings.Index(s, "UID:b")+30], want: feed.CutInside, uids: []string{"a"}},
+		"cut in a VTODO":           {body: strings.TrimSuffix(s, "END:VCALENDAR\r\n") + "BEGIN:VTODO\r\nUID:t\r\n", want: feed.CutInside, uids: []string{"a", "b"}},
+		"calendar only":            {body: "BEGIN:VCALENDAR\r\nVERSION:2.0\r\n", want: feed.CutBetween},
+		"second calendar cut":      {body: s + strings.TrimSuffix(string(calendar(vevent("UID:c", "DTSTART:20270103T100000Z"))), "END:VCALENDAR\r\n"), want: feed.CutBetween, uids: []string{"a", "b", "c"}},
+		"html":                     {body: "<!DOCTYPE html><html><head><title>Sign in</title></head>", refused: true},
+		"empty":                    {body: "", refused: true},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			cal, err := feed.ParseBytes([]byte(tt.body), feed.Options{})
+			if tt.refused {
+				if !errors.Is(err, feed.ErrNotCalendar) || feed.CheckBody([]byte(tt.body)) == nil {
+					t.Fatalf("err = %v, CheckBody = %v; want both refused", err, feed.CheckBody([]byte(tt.body)))
+				}
+				return
+			}
+			if err != nil || feed.CheckBody([]byte(tt.body)) != nil {
+				t.Fatalf("err = %v, CheckBody = %v", err, feed.CheckBody([]byte(tt.body)))
+			}
+			var uids []string
+			for _, ev := range cal.Events {
+				uids = append(uids, ev.UID)
+			}
+			if cal.Cut != tt.want || strings.Join(uids, ",") != strings.Join(tt.uids, ",") {
+				t.Errorf("cut %v, events %v; want %v, %v", cal.Cut, uids, tt.want, tt.uids)
+			}
+			if said := strings.Contains(fmt.Sprint(cal.Warnings), "without END:VCALENDAR"); said != (tt.want != feed.Whole) {
+				t.Errorf("warnings %v: say the cut = %v, want %v", cal.Warnings, said, tt.want != feed.Whole)
+			}
+		})
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 )
 
 // ErrNotCalendar is wrapped by errors for input that is not an iCalendar
-// feed at all (an HTML login page, an empty body, JSON...) or is truncated.
+// feed at all (an HTML login page, an empty body, JSON...).
 var ErrNotCalendar = calsyncd.NewError(calsyncd.ClassFeedInvalid, "not an iCalendar feed")
 
 // Identity says how events are keyed.
@@ -80,11 +80,20 @@ type Calendar struct {
 	// a caller that mirrors only the window must not delete them.
 	OutsideWindow int
 	Outside       []calsyncd.Key
+	// Cut says whether the body stopped before END:VCALENDAR: its whole
+	// components are read, but what it lacks may have been cut off, so a
+	// caller must not delete on its strength.
+	Cut Cut
+	// RereadAt is the earliest Now at which parsing the same body keeps
+	// occurrences this parse left out beyond the window's end (an event
+	// past it, an extra RRULE's RDATEs written only so far): zero when
+	// there is none.
+	RereadAt time.Time
 }
 
 // Parse reads an iCalendar document and normalises its events. It fails
-// only when the input is not a calendar (HTML, empty, truncated) or cannot
-// be read; a bad event is skipped with a warning naming it. Events come
+// only when the input is not a calendar (HTML, empty) or cannot be read (a
+// body cut before END:VCALENDAR is read as far as it is whole: Cut); a bad event is skipped with a warning naming it. Events come
 // out sorted by key. The document is read a buffer at a time: only the
 // parsed components are held, never the whole text.
 func Parse(r io.Reader, opts Options) (*Calendar, error) {
@@ -140,6 +149,7 @@ func parseWith(src *lineSource, opts Options) (*parser, error) {
 		p.warn("", "repaired: "+rep)
 	}
 	p.cal.Warnings = append(p.cal.Warnings, tree.unreadable...)
+	p.cal.Cut = tree.how
 	props := tree.props
 	if tree.propsBad {
 		// golang-ical reads no calendar property when one is unreadable.

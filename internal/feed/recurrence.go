@@ -192,6 +192,7 @@ func (p *parser) extraRules(ev *Event, rule string, extra []string, rdates []tim
 		}
 		msg := fmt.Sprintf("event%s has several RRULEs; Google takes one: %q is written as %d RDATEs", quoteSummary(ev.Summary), v, n)
 		if cut {
+			p.noteReread(extraRulesHorizon(hi, lo, p.opts.WindowPast, future))
 			msg += fmt.Sprintf(" (its occurrences after %s are not mirrored)", last.Format("2006-01-02"))
 		}
 		p.warn(ev.UID, msg)

@@ -46,6 +46,8 @@ type treeSink struct {
 	// limit, when set, counts the events certain to be kept (see
 	// eventLimit) and stops the read past its maximum.
 	limit *eventLimit
+	// how is how the body stopped (Whole: at END:VCALENDAR).
+	how Cut
 }
 
 // stopped is the error the read stops with (nil: it goes on).

@@ -81,6 +81,10 @@ func (p *parser) window(events []Event) []Event {
 		} else {
 			p.cal.OutsideWindow++
 			p.cal.Outside = append(p.cal.Outside, ev.Key())
+			if !hi.IsZero() && !ev.Start.T.Before(hi) {
+				// It enters the window as the window moves.
+				p.noteReread(ev.Start.T.Add(-p.opts.WindowFuture))
+			}
 		}
 	}
 	return out

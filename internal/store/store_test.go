@@ -34,7 +34,7 @@ func TestMigrationsAreAppliedOnce(t *testing.T) {
 }
 
 // latestMigration is the number of the newest file in migrations/<driver>.
-const latestMigration = 8
+const latestMigration = 9
 
 // Replicas starting at once must not trip over each other's migrations.
 func TestConcurrentOpensMigrateOnce(t *testing.T) {
@@ -94,6 +94,7 @@ func TestSubscriptionState(t *testing.T) {
 		st.Vacating = []calsyncd.Location{{Calendar: "old@example.com", Account: "default"}}
 		st.FeedThrottledSince = time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
 		st.GuardHeld, st.GuardBase, st.GuardByConfig = "d1g35t", 42, true
+		st.RereadAt = time.UnixMilli(1_830_000_000_123)
 		if err := s.SaveSubscription(ctx, st); err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +108,7 @@ func TestSubscriptionState(t *testing.T) {
 			got.Account != "default" || len(got.Notes) != 1 || !got.FetchNotBefore.Equal(st.FetchNotBefore) ||
 			got.GuardPeak != 100 || !got.GuardPeakAt.Equal(st.GuardPeakAt) || len(got.Vacating) != 1 ||
 			got.Vacating[0] != st.Vacating[0] || !got.FeedThrottledSince.Equal(st.FeedThrottledSince) ||
-			got.GuardHeld != "d1g35t" || got.GuardBase != 42 || !got.GuardByConfig {
+			got.GuardHeld != "d1g35t" || got.GuardBase != 42 || !got.GuardByConfig || !got.RereadAt.Equal(st.RereadAt) {
 			t.Fatalf("reloaded = %+v", got)
 		}
 		if _, err := s.Subscription(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {

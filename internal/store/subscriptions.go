@@ -14,7 +14,7 @@ import (
 const subscriptionColumns = `id, calendar, account, state, consecutive_errors, last_error_class, last_error,
 	etag, last_modified, body_hash, render_policy, filtered, fetch_not_before, guard_runs, held_deletes, last_reconcile_at,
 	next_run_at, notes, created_at, updated_at, guard_peak, guard_peak_at, vacating, feed_throttled_since,
-	guard_held, guard_base, guard_by_config`
+	guard_held, guard_base, guard_by_config, reread_at`
 
 // EnsureSubscription creates the subscription's row if it is new and
 // returns its state. An existing row keeps the calendar and account its
@@ -100,13 +100,13 @@ func (s *Store) SaveSubscription(ctx context.Context, st calsyncd.SubscriptionSt
 		last_error_class = ?, last_error = ?, etag = ?, last_modified = ?, body_hash = ?, render_policy = ?, filtered = ?, fetch_not_before = ?,
 		guard_runs = ?, held_deletes = ?, last_reconcile_at = ?, notes = ?, updated_at = ?,
 		guard_peak = ?, guard_peak_at = ?, vacating = ?, feed_throttled_since = ?,
-		guard_held = ?, guard_base = ?, guard_by_config = ?
+		guard_held = ?, guard_base = ?, guard_by_config = ?, reread_at = ?
 		WHERE id = ?`,
 		st.Calendar, st.Account, string(st.State), st.ConsecutiveErrors, string(st.LastErrorClass), st.LastError,
 		st.ETag, st.LastModified, st.BodyHash, st.RenderPolicy, st.Filtered, ms(st.FetchNotBefore), st.GuardRuns, st.HeldDeletes,
 		ms(st.LastReconcileAt), notes, ms(s.Now()),
 		st.GuardPeak, ms(st.GuardPeakAt), vacating, ms(st.FeedThrottledSince),
-		st.GuardHeld, st.GuardBase, boolInt(st.GuardByConfig), st.ID)
+		st.GuardHeld, st.GuardBase, boolInt(st.GuardByConfig), ms(st.RereadAt), st.ID)
 	if err != nil {
 		return fmt.Errorf("store: save subscription %s: %w", st.ID, err)
 	}
@@ -134,18 +134,19 @@ func scanSubscription(r scanner) (calsyncd.SubscriptionState, error) {
 	var (
 		st                                            calsyncd.SubscriptionState
 		fetchNB, reconcile, nextRun, created, updated int64
-		peakAt, throttled, byConfig                   int64
+		peakAt, throttled, byConfig, reread           int64
 		notes, vacating                               string
 	)
 	err := r.Scan(&st.ID, &st.Calendar, &st.Account, &st.State, &st.ConsecutiveErrors, &st.LastErrorClass,
 		&st.LastError, &st.ETag, &st.LastModified, &st.BodyHash, &st.RenderPolicy, &st.Filtered, &fetchNB, &st.GuardRuns, &st.HeldDeletes,
 		&reconcile, &nextRun, &notes, &created, &updated, &st.GuardPeak, &peakAt, &vacating, &throttled,
-		&st.GuardHeld, &st.GuardBase, &byConfig)
+		&st.GuardHeld, &st.GuardBase, &byConfig, &reread)
 	if err != nil {
 		return st, err
 	}
 	st.GuardPeakAt = fromMS(peakAt)
 	st.GuardByConfig = byConfig != 0
+	st.RereadAt = fromMS(reread)
 	st.FeedThrottledSince = fromMS(throttled)
 	if vacating != "" {
 		_ = json.Unmarshal([]byte(vacating), &st.Vacating)

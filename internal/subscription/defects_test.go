@@ -78,11 +78,23 @@ func TestDefectReproductionsShowInGoogleAsTheFeedMeans(t *testing.T) {
 			`2026-12-22T09:00:00Z..2026-12-22T10:00:00Z "Team sync"`,
 			`2026-12-29T09:00:00Z..2026-12-29T10:00:00Z "Team sync"`,
 		}},
+		// 24.7: a feed that never writes END:VCALENDAR: its events are
+		// mirrored, not refused.
+		"no-end-vcalendar.ics": {oracle: true, want: []string{
+			`2026-12-07T08:00:00Z..2026-12-07T20:00:00Z "On call: Ada"`,
+			`2026-12-08T08:00:00Z..2026-12-08T20:00:00Z "On call: Grace"`,
+			`2026-12-09T08:00:00Z..2026-12-09T20:00:00Z "On call: Edsger"`,
+		}},
 		// 13.2.7: Windows-1252 text, no charset: decoded, never U+FFFD.
 		"windows-1252.ics": {oracle: true, want: []string{
 			`2026-12-06..2026-12-07 "Día de la Constitución"`,
 		}},
 	}
+	// 24.8: two monthly RRULEs and a DST-gap series, over the year ahead.
+	tests["rolling-horizon.ics"] = struct {
+		want   []string
+		oracle bool
+	}{want: rollingWant(t, recurrenceNow, recurrenceNow.AddDate(1, 0, 0))}
 	files, err := filepath.Glob(filepath.Join(defectsDir, "*.ics"))
 	if err != nil {
 		t.Fatal(err)

@@ -103,12 +103,14 @@ type pass struct {
 
 	// shape, plan, guard and apply run once, twice when Google refused a
 	// series in the first round.
-	round   int
-	shaped  diff.Shaped
-	plan    diff.Plan
-	mapped  int            // mappings within the window the plan was made against
-	churn   *diff.UIDChurn // the first round's
-	verdict diff.Verdict   // the guard's, for the whole run
+	round  int
+	shaped diff.Shaped
+	// shapeReach is how far past now shape wrote single events (its To).
+	shapeReach time.Duration
+	plan       diff.Plan
+	mapped     int            // mappings within the window the plan was made against
+	churn      *diff.UIDChurn // the first round's
+	verdict    diff.Verdict   // the guard's, for the whole run
 	// peak is the guard's high-water mark of mappings, reached at peakAt.
 	peak    int
 	peakAt  time.Time
@@ -117,6 +119,9 @@ type pass struct {
 	// how many of them the filters caused.
 	unguarded []diff.Op
 	filtered  int
+	// cutHeld are the deletes held because the body was cut before
+	// END:VCALENDAR (holdCut).
+	cutHeld int
 
 	applied calsyncd.WriteResult
 	refused int // series Google refused, shaped again in the second round
@@ -378,10 +383,11 @@ func (r *Runner) fetch(ctx context.Context, p pass) pass {
 }
 
 // full: the pass reads the feed whatever its validators say: a reconcile
-// needs the feed's events, and so do a changed render policy, a dry-run
-// and a move until it is complete.
+// needs the feed's events, and so do a changed render policy, a dry-run,
+// a move until it is complete, and a window that moved past what the
+// last render wrote (reread.go).
 func (p pass) full() bool {
-	return p.reconcileDue || p.dryRun || p.fingerprint() != p.found.RenderPolicy || p.moving()
+	return p.reconcileDue || p.dryRun || p.fingerprint() != p.found.RenderPolicy || p.moving() || p.rereadDue()
 }
 
 // fingerprint names everything besides the feed's bytes that decides what
@@ -560,6 +566,7 @@ func shape(p pass) pass {
 		opts.To = p.now.Add(win.Future.D())
 	}
 	p.shaped = diff.Shape(p.cal.Events, opts)
+	p.shapeReach = opts.To.Sub(p.now)
 	return p
 }
 
@@ -609,6 +616,8 @@ func drifted(rp *repaired, shaped []feed.Event, inWindow []calsyncd.Mapping) []c
 func guard(p pass) pass {
 	if p.round == 1 {
 		p.unguarded, p.filtered = p.plan.Deletes, filteredDeletes(p.plan.Deletes, p.rendered.Excluded)
+		var cut int
+		p, cut = p.holdCut()
 		g, lim := p.cfg.Sync.DeleteGuard, p.cfg.EffectiveLimits(p.sub)
 		p.peak, p.peakAt = diff.NextPeak(p.found.GuardPeak, p.found.GuardPeakAt, p.mapped, p.now, g.Period.D())
 		p.plan, p.verdict = diff.Guard(p.plan, diff.GuardInput{Events: len(p.shaped.Events), Mapped: p.mapped, Peak: p.peak,
@@ -618,6 +627,7 @@ func guard(p pass) pass {
 			Adopted: p.adopted, Allow: p.opts.AllowDeletes,
 			Policy: diff.DeletePolicy{MinDeletes: g.MinDeletes, MaxFraction: g.MaxFraction, ConfirmRuns: g.ConfirmRuns}})
 		p.planned.Unchanged = p.plan.Unchanged
+		p.verdict.Held += cut
 		if err := p.verdict.Refused; err != nil {
 			return p.stop(calsyncd.OutcomeFailed, err)
 		}
@@ -626,6 +636,9 @@ func guard(p pass) pass {
 			p.peak, p.peakAt = len(p.shaped.Events), p.now
 		}
 	} else {
+		var cut int
+		p, cut = p.holdCut()
+		p.verdict.Held += cut
 		p.plan, p.verdict = p.verdict.Follow(p.plan)
 	}
 	p.planned.Creates += len(p.plan.Creates)

@@ -111,6 +111,8 @@ func (p pass) nextState(e ending) calsyncd.SubscriptionState {
 		st.LastReconcileAt = p.repaired.at
 	}
 	st = p.feedThrottle(st)
+	st = p.cutState(st)
+	st = p.rereadState(st)
 	st = p.moveState(st)
 	if p.churn != nil {
 		st.Notes = withoutNote(st.Notes, unstableNote)
@@ -139,7 +141,10 @@ func (p pass) heldWhy() string {
 		return ""
 	}
 	var why []string
-	if n := v.Held - v.Adopted; n > 0 {
+	if p.cutHeld > 0 {
+		why = append(why, fmt.Sprintf("%d are asked for by a feed cut before END:VCALENDAR, which deletes nothing (see the subscription's note)", p.cutHeld))
+	}
+	if n := v.Held - v.Adopted - p.cutHeld; n > 0 {
 		switch {
 		case v.ByConfig:
 			why = append(why, fmt.Sprintf("%d follow a change of the configuration (filters, window, time zone or presentation), which waiting never confirms: run `calsyncd sync --allow-deletes %s` if the change is meant", n, p.sub.ID))

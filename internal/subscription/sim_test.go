@@ -165,8 +165,11 @@ type simRun struct {
 	faults   bool // Google was made to fail in this step
 	rateOnly bool // and only with rate limits
 	badFeed  bool
-	shutdown bool // the run was cut short by shutdown
-	outage   bool // Google answered 5xx
+	// cut: the body stops before END:VCALENDAR; unterminated: after its
+	// last event (a producer that never writes it), so it is the feed.
+	cut, unterminated bool
+	shutdown          bool // the run was cut short by shutdown
+	outage            bool // Google answered 5xx
 	// violation is an invariant the step itself saw broken.
 	violation string
 }
@@ -455,9 +458,18 @@ func (w *simWorld) step(t *testing.T, s simStep) simRun {
 		h.setFeed([]byte("<!DOCTYPE html><html><head><title>Sign in</title></head><body>log in</body></html>"))
 		run.badFeed = true
 	case "truncated":
+		// Cut halfway (a download that broke off), or after the last
+		// event (a producer that never writes END:VCALENDAR): the feed's
+		// changes of the step go into either, as a producer's would.
+		w.setFeed()
 		b := w.ics()
+		if s.N%2 == 0 {
+			h.setFeed(b[:len(b)-len("END:VCALENDAR\r\n")])
+			run.cut, run.unterminated = true, true
+			break
+		}
 		h.setFeed(b[:len(b)/2])
-		run.badFeed = true
+		run.badFeed, run.cut = true, true
 	case "404":
 		h.mu.Lock()
 		h.status = http.StatusNotFound
@@ -626,6 +638,15 @@ func (w *simWorld) check(t *testing.T, run simRun, before int, was calsyncd.Subs
 	st, err := h.store.Subscription(ctx, "team")
 	if err != nil {
 		return err.Error()
+	}
+	// A body cut before END:VCALENDAR never deletes (without the
+	// operator's --allow-deletes), and one cut after its last event is
+	// mirrored, not refused.
+	if d := run.rep.Run.Deleted; run.cut && !run.allowed && d > 0 {
+		return fmt.Sprintf("a body cut before END:VCALENDAR deleted %d events", d)
+	}
+	if run.unterminated && !run.faults && run.rep.Run.Outcome == calsyncd.OutcomeFailed && run.rep.Run.ErrorClass == calsyncd.ClassFeedInvalid {
+		return "a feed without END:VCALENDAR was refused: " + run.rep.Run.Error
 	}
 	if c := run.rep.Run.ErrorClass; run.rateOnly && st.State == calsyncd.StateError && was.State != calsyncd.StateError &&
 		(c == calsyncd.ClassRateLimited || c == calsyncd.ClassUsageLimited) {

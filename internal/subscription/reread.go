@@ -1,0 +1,71 @@
+package subscription
+
+import (
+	"time"
+
+	calsyncd "github.com/calsyncd/calsyncd"
+)
+
+// The window moves with time; a feed that never changes does not. What a
+// render leaves out beyond the window's end (an event past it, the RDATEs
+// of a second RRULE written so far, the occurrences of a series written as
+// single events) is written only by a later render, so each render says
+// when the next one would write more (feed.Calendar.RereadAt,
+// diff.Shaped.Horizon), the subscription keeps the earliest
+// (SubscriptionState.RereadAt), and the first pass after it reads the feed
+// in full, whatever its validators or body hash say. An unchanged feed
+// costs one render per horizon reached, not one per pass.
+
+// rereadDue: the window has moved past what the last render wrote.
+func (p pass) rereadDue() bool {
+	at := p.found.RereadAt
+	return !at.IsZero() && p.run.StartedAt.After(at)
+}
+
+// rereadAt is when the feed must be read in full again after this pass's
+// render (zero: never), rounded up to the store's milliseconds so that
+// the pass due is never one that renders the same.
+func (p pass) rereadAt() time.Time {
+	var at time.Time
+	if p.cal != nil {
+		at = p.cal.RereadAt
+	}
+	if h := p.shaped.Horizon; !h.IsZero() {
+		// Shaping writes more once its To (now + reach) passes h.
+		at = earliestTime(at, h.Add(-p.shapeReach))
+	}
+	if at.IsZero() {
+		return at
+	}
+	// What is left out lies at the window's far end: it may come a little
+	// late, so that a feed with a weekly series written as single events
+	// renders about monthly, not weekly.
+	at = latest(at, p.now.Add(min(max(p.shapeReach/12, time.Hour), 30*24*time.Hour)))
+	if r := at.Truncate(time.Millisecond); !r.Equal(at) {
+		at = r.Add(time.Millisecond)
+	}
+	return at
+}
+
+// rereadState records when the feed must be read in full again, after a
+// pass that rendered it.
+func (p pass) rereadState(st calsyncd.SubscriptionState) calsyncd.SubscriptionState {
+	if p.round > 0 {
+		st.RereadAt = p.rereadAt()
+	}
+	return st
+}
+
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+func earliestTime(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
+}
