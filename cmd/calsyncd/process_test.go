@@ -29,6 +29,7 @@ import (
 func TestMain(m *testing.M) {
 	if os.Getenv("CALSYNCD_TEST_MAIN") == "1" {
 		os.Args = append([]string{"calsyncd"}, strings.Fields(os.Getenv("CALSYNCD_TEST_ARGS"))...)
+		profileNearPeak()
 		main()
 		return
 	}

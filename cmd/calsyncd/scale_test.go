@@ -215,8 +215,14 @@ func watchProcess(pid int, stop <-chan struct{}) func() procSample {
 //   - peak-threads: the most OS threads it had at once (sampled every 2 ms);
 //   - writes/s: events written per second of wall time.
 //
-// Run: go test -run '^$' -bench SyncScale -benchtime 1x ./cmd/calsyncd
+// Run: go test -run '^$' -bench 'SyncScale/subs' -benchtime 1x ./cmd/calsyncd
+//
+// Its huge-feed sub-benchmarks measure one subscription of a feed of
+// about 20 MiB of each feedgen shape instead (hugeFeeds):
+//
+//	go test -run '^$' -bench 'SyncScale/huge' -benchtime 1x -timeout 1h ./cmd/calsyncd
 func BenchmarkSyncScale(b *testing.B) {
+	b.Run("huge-feed", hugeFeeds)
 	for _, events := range []int{200, 20} {
 		b.Run(fmt.Sprintf("subs=1000/events=%d", events), func(b *testing.B) {
 			var (

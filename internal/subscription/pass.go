@@ -85,6 +85,12 @@ type pass struct {
 	cal *feed.Calendar
 	// render: what the filters took out and the alarms left behind
 	rendered render.Result
+	// feedEvents is how many events the feed has within the window, kept
+	// when the events themselves are let go (releaseFeed); inFeed the
+	// rejections' keys among them, for forgetRejections.
+	feedEvents int
+	released   bool
+	inFeed     map[calsyncd.Key]bool
 	// account: its writer; checked, Google answered the credential check.
 	writer  Writer
 	checked bool
@@ -567,7 +573,59 @@ func shape(p pass) pass {
 	}
 	p.shaped = diff.Shape(p.cal.Events, opts)
 	p.shapeReach = opts.To.Sub(p.now)
+	if p.round == 1 {
+		p.feedEvents = len(p.cal.Events)
+		if !anySeries(p.shaped.Events) {
+			// No series: Google cannot refuse one, so there is no second
+			// round to shape the feed again.
+			p = p.releaseFeed()
+		}
+	}
 	return p
+}
+
+// releaseFeed lets go of the feed's events once the first round has
+// shaped them and no second round can need them (Google refuses only
+// series): the shaped events are what plan, apply and vacate read, so a
+// huge feed is not held twice while it is written. What the later stages
+// read of the feed itself is kept: its size, its warnings, and which of
+// the rejections it still has.
+func (p pass) releaseFeed() pass {
+	if p.released || p.cal == nil {
+		return p
+	}
+	if len(p.known.rejections) > 0 {
+		rejected := make(map[calsyncd.Key]bool, len(p.known.rejections))
+		for _, rj := range p.known.rejections {
+			rejected[rj.Key] = true
+		}
+		p.inFeed = map[calsyncd.Key]bool{}
+		for i := range p.cal.Events {
+			if k := p.cal.Events[i].Key(); rejected[k] {
+				p.inFeed[k] = true
+			}
+		}
+	}
+	cal := *p.cal
+	cal.Events = nil
+	p.cal, p.rendered.Events, p.released = &cal, nil, true
+	return p
+}
+
+// anySeries: some of the events are recurring.
+func anySeries(events []feed.Event) bool {
+	for i := range events {
+		if events[i].IsRecurring() {
+			return true
+		}
+	}
+	return false
+}
+
+// writesSeries: the plan writes a recurring event, which Google may
+// refuse (a second round).
+func writesSeries(ops []diff.Op) bool {
+	return slices.ContainsFunc(ops, func(op diff.Op) bool { return op.Event != nil && op.Event.IsRecurring() })
 }
 
 // plan compares the shaped feed with what we mapped. Only the window is
@@ -621,7 +679,7 @@ func guard(p pass) pass {
 		g, lim := p.cfg.Sync.DeleteGuard, p.cfg.EffectiveLimits(p.sub)
 		p.peak, p.peakAt = diff.NextPeak(p.found.GuardPeak, p.found.GuardPeakAt, p.mapped, p.now, g.Period.D())
 		p.plan, p.verdict = diff.Guard(p.plan, diff.GuardInput{Events: len(p.shaped.Events), Mapped: p.mapped, Peak: p.peak,
-			FeedEvents: len(p.cal.Events), Expanded: p.shaped.ExpandedOccurrences(), ExpansionCut: p.shaped.ExpansionCut,
+			FeedEvents: p.feedEvents, Expanded: p.shaped.ExpandedOccurrences(), ExpansionCut: p.shaped.ExpansionCut,
 			Limits: diff.Limits{MaxEvents: lim.MaxEvents, MaxExpanded: lim.MaxInstancesExpanded},
 			Runs:   p.found.GuardRuns, Base: p.found.GuardBase, Held: p.found.GuardHeld, ByConfig: p.byConfig(),
 			Adopted: p.adopted, Allow: p.opts.AllowDeletes,
@@ -717,7 +775,14 @@ func (r *Runner) apply(ctx context.Context, p pass) pass {
 	}
 	p.known = p.known.rekeyed(p.plan.Rekeys)
 	rec := &persister{store: r.Store, sub: p.sub.ID}
-	res := p.writer.Apply(ctx, diff.Batch{SubscriptionID: p.sub.ID, CalendarID: p.sub.Calendar, Ops: p.plan.Ops(),
+	ops := p.plan.Ops()
+	// The writes are ops now: the plan's lists of them are not held
+	// beside them while they are written (the guard counted them).
+	p.plan.Creates, p.plan.Updates = nil, nil
+	if p.round == 1 && !writesSeries(ops) {
+		p = p.releaseFeed()
+	}
+	res := p.writer.Apply(ctx, diff.Batch{SubscriptionID: p.sub.ID, CalendarID: p.sub.Calendar, Ops: ops,
 		Drain: p.opts.Drain, Backfill: p.firstSync}, rec)
 	if err := rec.flush(ctx); err != nil {
 		// Google has writes we could not record: the next run finds them
@@ -773,7 +838,10 @@ func (r *Runner) forgetLeftBehind(ctx context.Context, p *pass) error {
 
 // forgetRejections drops the rejections of events that left the feed.
 func (r *Runner) forgetRejections(ctx context.Context, p *pass) error {
-	inFeed := make(map[calsyncd.Key]bool, len(p.cal.Events)+len(p.shaped.Events))
+	inFeed := make(map[calsyncd.Key]bool, len(p.inFeed)+len(p.cal.Events)+len(p.shaped.Events))
+	for k := range p.inFeed {
+		inFeed[k] = true
+	}
 	for i := range p.cal.Events {
 		inFeed[p.cal.Events[i].Key()] = true
 	}
