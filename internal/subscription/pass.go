@@ -704,13 +704,15 @@ func (r *Runner) apply(ctx context.Context, p pass) pass {
 	}
 	p.known = p.known.rekeyed(p.plan.Rekeys)
 	rec := &persister{store: r.Store, sub: p.sub.ID}
-	res := p.writer.Apply(ctx, diff.Batch{SubscriptionID: p.sub.ID, CalendarID: p.sub.Calendar, Ops: p.plan.Ops(),
+	ops := p.plan.Ops()
+	res := p.writer.Apply(ctx, diff.Batch{SubscriptionID: p.sub.ID, CalendarID: p.sub.Calendar, Ops: ops,
 		Drain: p.opts.Drain, Backfill: p.firstSync}, rec)
 	if err := rec.flush(ctx); err != nil {
 		// Google has writes we could not record: the next run finds them
 		// (409) and adopts them.
 		return p.stop(calsyncd.OutcomeFailed, err)
 	}
+	r.logChanges(ctx, p, ops, res)
 	p.known = p.known.recorded(res)
 	if p.round == 1 && len(res.RefusedSeries) > 0 && res.Err == nil {
 		// Google refused series as they stand: the next round writes them
