@@ -49,3 +49,28 @@ type Run struct {
 	// wrote back to the feed's version.
 	Repaired int
 }
+
+// RunChangeKind is what a run did to one event in Google.
+type RunChangeKind string
+
+// The kinds of RunChange.
+const (
+	RunCreated RunChangeKind = "created"
+	RunUpdated RunChangeKind = "updated"
+	RunDeleted RunChangeKind = "deleted"
+)
+
+// MaxRunChanges is how many of a run's changes the store keeps (its
+// counts, in Run, are whole): enough to answer "what did the last sync do
+// to my calendar" without the history of a backfill filling the database.
+const MaxRunChanges = 50
+
+// RunChange is one write of a run Google accepted: the event's key, its
+// title and start as written (a delete's as last written, when known).
+type RunChange struct {
+	Kind   RunChangeKind
+	Key    Key
+	Title  string
+	Start  time.Time
+	AllDay bool
+}

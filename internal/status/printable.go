@@ -67,5 +67,6 @@ func escAll(ss []string) []string {
 
 func escRun(r Run) Run {
 	r.Outcome = calsyncd.Outcome(esc(string(r.Outcome)))
+	r.ErrorClass, r.Error = calsyncd.ErrorClass(esc(string(r.ErrorClass))), esc(r.Error)
 	return r
 }

@@ -19,6 +19,8 @@ import (
 type Source interface {
 	Subscriptions(ctx context.Context) ([]calsyncd.SubscriptionState, error)
 	Runs(ctx context.Context, subscriptionID string, limit int) ([]calsyncd.Run, error)
+	// RunChanges is what the store kept of a run's writes.
+	RunChanges(ctx context.Context, runID int64) ([]calsyncd.RunChange, error)
 	CountMappings(ctx context.Context, subscriptionID string) (int, error)
 	Rejections(ctx context.Context, subscriptionID string) ([]calsyncd.Rejection, error)
 	Accounts(ctx context.Context) ([]calsyncd.AccountState, error)
@@ -105,6 +107,10 @@ type Run struct {
 	// Repaired is how many of the run's updates wrote back an owned event
 	// a person had edited in Google (found by a reconcile).
 	Repaired int `json:"repaired"`
+	// ErrorClass and Error are why a failed run failed (the page shows
+	// them; the JSON has the subscription's last_error).
+	ErrorClass calsyncd.ErrorClass `json:"-"`
+	Error      string              `json:"-"`
 }
 
 // Writes is the number of successful writes of the run.
@@ -328,7 +334,7 @@ func accountStatus(ctx context.Context, src Source, cfg *config.Config, pacers [
 func RunOf(r calsyncd.Run) Run {
 	out := Run{ID: r.ID, StartedAt: r.StartedAt, Outcome: r.Outcome, Created: r.Created, Updated: r.Updated, Deleted: r.Deleted,
 		Unchanged: r.Unchanged, Deferred: r.Deferred, Failed: r.Failed, Rejected: r.Rejected, HeldDeletes: r.HeldDeletes,
-		Filtered: r.Filtered, Repaired: r.Repaired}
+		Filtered: r.Filtered, Repaired: r.Repaired, ErrorClass: r.ErrorClass, Error: r.Error}
 	if !r.FinishedAt.IsZero() {
 		t := r.FinishedAt
 		out.FinishedAt = &t

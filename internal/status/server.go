@@ -106,6 +106,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /status", s.auth(http.HandlerFunc(s.status)))
 	mux.Handle("GET /metrics", s.auth(s.opts.Metrics.Handler()))
 	mux.Handle("GET /{$}", s.auth(http.HandlerFunc(s.page)))
+	mux.Handle("GET /subscriptions/{id}", s.auth(http.HandlerFunc(s.subscriptionPage)))
 	mux.Handle("POST /subscriptions/{id}/sync", s.auth(http.HandlerFunc(s.trigger)))
 	return s.guard(mux)
 }
@@ -200,6 +201,29 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	if err := RenderPage(w, rep); err != nil {
 		s.opts.Log.Error("status page failed", "error", err)
+	}
+}
+
+// subscriptionPage is one subscription's page: its recent runs and what
+// each wrote.
+func (s *Server) subscriptionPage(w http.ResponseWriter, r *http.Request) {
+	rep, err := s.report(r.Context())
+	var d *Detail
+	if err == nil {
+		d, err = BuildDetail(r.Context(), s.opts.Source, rep, r.PathValue("id"))
+	}
+	switch {
+	case errors.Is(err, ErrNoSubscription):
+		http.Error(w, "no subscription with that id; the status page at / lists them", http.StatusNotFound)
+		return
+	case err != nil:
+		s.opts.Log.Error("subscription page failed", "error", err)
+		http.Error(w, "the status could not be read from the state database", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if err := RenderDetail(w, d); err != nil {
+		s.opts.Log.Error("subscription page failed", "error", err)
 	}
 }
 

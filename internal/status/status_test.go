@@ -318,8 +318,8 @@ func TestStatusPage(t *testing.T) {
 	}
 	// Three runs of team: three bar groups in its chart.
 	row := body[strings.Index(body, `id="sub-team"`):]
-	row = row[:strings.Index(row, "</tr>")]
-	if n := strings.Count(row, "<g><title>"); n != 3 {
+	row = row[:strings.Index(row, "</section>")]
+	if n := strings.Count(row, `<g class="run `); n != 3 {
 		t.Errorf("team's chart has %d bars, want 3", n)
 	}
 }

@@ -34,7 +34,7 @@ func TestMigrationsAreAppliedOnce(t *testing.T) {
 }
 
 // latestMigration is the number of the newest file in migrations/<driver>.
-const latestMigration = 9
+const latestMigration = 10
 
 // Replicas starting at once must not trip over each other's migrations.
 func TestConcurrentOpensMigrateOnce(t *testing.T) {

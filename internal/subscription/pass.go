@@ -789,6 +789,7 @@ func (r *Runner) apply(ctx context.Context, p pass) pass {
 		// (409) and adopts them.
 		return p.stop(calsyncd.OutcomeFailed, err)
 	}
+	r.logChanges(ctx, p, ops, res)
 	p.known = p.known.recorded(res)
 	if p.round == 1 && len(res.RefusedSeries) > 0 && res.Err == nil {
 		// Google refused series as they stand: the next round writes them
