@@ -46,7 +46,12 @@ func (s *Store) claimOwner(ctx context.Context, configured, fallback string) (ca
 	}
 	want := pickOwner(configured, current, fallback)
 	if want != current {
-		if _, err := tx.ExecContext(ctx, s.rebind(`UPDATE owners SET current = 0 WHERE current = 1`)); err != nil {
+		// Demote only the name read: under PostgreSQL's read committed a
+		// replica that committed its name meanwhile would otherwise be
+		// demoted by this one, which read none (the first to commit must
+		// win). With its row left current, the insert below breaks the
+		// one-current index and the retry reads the winner.
+		if _, err := tx.ExecContext(ctx, s.rebind(`UPDATE owners SET current = 0 WHERE current = 1 AND name = ?`), current); err != nil {
 			return calsyncd.Owner{}, err
 		}
 		if _, err := tx.ExecContext(ctx, s.rebind(`INSERT INTO owners (name, current, since) VALUES (?, 1, ?)
