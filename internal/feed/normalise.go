@@ -64,11 +64,13 @@ type rawEvent struct {
 	// (its VALARMs).
 	categories []*ical.IANAProperty
 	subs       []ical.Component
+	// charset makes its text values UTF-8.
+	charset *textCharset
 }
 
 func (r *rawEvent) text(k propKey) string {
 	if p := r.single[k]; p != nil {
-		return validText(p.Value)
+		return r.charset.text(p.Value)
 	}
 	return ""
 }
@@ -76,7 +78,7 @@ func (r *rawEvent) text(k propKey) string {
 // extract sorts a VEVENT's properties into r (reused: its lists keep
 // their room) and notes the years its TZIDs are used in.
 func (p *parser) extract(r *rawEvent, props []ical.IANAProperty, index int) {
-	*r = rawEvent{index: index, rrules: r.rrules[:0], exdate: r.exdate[:0], rdate: r.rdate[:0], categories: r.categories[:0], periods: r.periods[:0]}
+	*r = rawEvent{index: index, rrules: r.rrules[:0], exdate: r.exdate[:0], rdate: r.rdate[:0], categories: r.categories[:0], periods: r.periods[:0], charset: p.charset}
 	for i := range props {
 		pr := &props[i]
 		name := pr.IANAToken
@@ -96,7 +98,7 @@ func (p *parser) extract(r *rawEvent, props []ical.IANAProperty, index int) {
 			}
 			r.single[k] = pr
 			if k == pUID {
-				r.uid = strings.TrimSpace(validText(pr.Value))
+				r.uid = strings.TrimSpace(p.charset.text(pr.Value))
 			}
 			if k == pDTStart || k == pDTEnd || k == pRecurrenceID {
 				p.noteYear(pr)
@@ -193,7 +195,7 @@ func (p *parser) normalise(r *rawEvent) (Event, *series, error) {
 	}
 	s := &series{}
 	if u := r.single[pURL]; u != nil {
-		ev.URL = strings.TrimSpace(ical.FromText(validText(u.Value)))
+		ev.URL = strings.TrimSpace(ical.FromText(r.charset.text(u.Value)))
 	}
 	if q := r.single[pSequence]; q != nil {
 		ev.Sequence, _ = strconv.Atoi(strings.TrimSpace(q.Value))

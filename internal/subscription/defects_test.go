@@ -82,6 +82,11 @@ func TestDefectReproductionsShowInGoogleAsTheFeedMeans(t *testing.T) {
 		"windows-1252.ics": {oracle: true, want: []string{
 			`2026-12-06..2026-12-07 "Día de la Constitución"`,
 		}},
+		// 24.1: UTF-8 with one damaged character: only its broken bytes
+		// are lost (TestValueDefectsShowInGoogle declares charsets).
+		"broken-utf8.ics": {oracle: true, want: []string{
+			"2026-12-10..2026-12-12 \"2026年日本国際\uFFFD?\uFFFD覧会\"",
+		}},
 	}
 	files, err := filepath.Glob(filepath.Join(defectsDir, "*.ics"))
 	if err != nil {

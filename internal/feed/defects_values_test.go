@@ -1,0 +1,67 @@
+package feed_test
+
+import (
+	"bytes"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/calsyncd/calsyncd/internal/feed"
+)
+
+// The minimal reproductions of issue 24's value defects (§1, §2, §4, §6):
+// each test states by hand what the feed means.
+
+func TestDefectBrokenUTF8LosesOnlyItsBrokenBytes(t *testing.T) {
+	body, err := os.ReadFile("../../testdata/feeds/defects/broken-utf8.ics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Whatever the server declares, the bytes are UTF-8: only the two
+	// damaged characters are lost, each broken byte a U+FFFD.
+	for _, charset := range []string{"", "utf-8", "ISO-8859-1", "windows-1252", "x-martian"} {
+		for name, parse := range map[string]func() (*feed.Calendar, error){
+			"bytes": func() (*feed.Calendar, error) { return feed.ParseBytes(body, feed.Options{Charset: charset}) },
+			"streamed": func() (*feed.Calendar, error) {
+				return feed.Parse(bytes.NewReader(body), feed.Options{Charset: charset})
+			},
+		} {
+			cal, err := parse()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev := eventByKey(t, cal, "broken-utf8@defects.calsyncd", "")
+			if ev.Summary != "2026年日本国際\uFFFD?\uFFFD覧会" || ev.Location != "名古屋\uFFFD?\uFFFD部丘陵" ||
+				ev.Description != "入場は無料です" || cal.Name != "展示会カレンダー" {
+				t.Errorf("charset %q, %s: %q %q %q %q", charset, name, ev.Summary, ev.Location, ev.Description, cal.Name)
+			}
+			declared := charset == "ISO-8859-1" || charset == "windows-1252"
+			if warned := slices.ContainsFunc(cal.Warnings, func(w feed.Warning) bool { return strings.Contains(w.Message, "bytes are UTF-8") }); warned != declared {
+				t.Errorf("charset %q, %s: warned %v that the declaration is set aside: %v", charset, name, warned, cal.Warnings)
+			}
+		}
+	}
+	// In a UTF-8 feed, a value without any UTF-8 sequence and with bytes
+	// that are not UTF-8 was pasted in from a Latin-1 source.
+	mixed := bytes.Replace(body, []byte("DESCRIPTION:入場は無料です"), []byte("DESCRIPTION:Entr\xe9e libre \x96 5 \x80"), 1)
+	for _, charset := range []string{"", "ISO-8859-1"} {
+		cal, err := feed.ParseBytes(mixed, feed.Options{Charset: charset})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev := eventByKey(t, cal, "broken-utf8@defects.calsyncd", "")
+		if ev.Description != "Entrée libre – 5 €" || ev.Summary != "2026年日本国際\uFFFD?\uFFFD覧会" {
+			t.Errorf("charset %q: %q %q", charset, ev.Description, ev.Summary)
+		}
+	}
+	// A Latin-1 feed in which two bytes happen to form a UTF-8 sequence
+	// ("É’" is C9 92) is still Latin-1: its other bytes are not UTF-8.
+	latin := "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:l\r\nDTSTART:20270101T100000Z\r\nSUMMARY:CAF\xc9\x92S \xe0 M\xe1laga\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+	for _, charset := range []string{"", "windows-1252"} {
+		cal, err := feed.ParseBytes([]byte(latin), feed.Options{Charset: charset})
+		if err != nil || cal.Events[0].Summary != "CAFÉ’S à Málaga" {
+			t.Errorf("charset %q: %v %q", charset, err, cal.Events[0].Summary)
+		}
+	}
+}
