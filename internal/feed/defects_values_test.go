@@ -65,3 +65,29 @@ func TestDefectBrokenUTF8LosesOnlyItsBrokenBytes(t *testing.T) {
 		}
 	}
 }
+
+func TestDefectTextIsUnescapedWhateverItsParameters(t *testing.T) {
+	cal := parseDefect(t, "text-escapes-quoted-param.ics", feed.Options{})
+	ev := eventByKey(t, cal, "quoted-param@defects.calsyncd", "")
+	if ev.Summary != "Review, Q4\nroom 2" || ev.Location != "Room 2; 3rd floor" || ev.Description != "A\nB\n" {
+		t.Errorf("%q %q %q", ev.Summary, ev.Location, ev.Description)
+	}
+	// The same lines through golang-ical's own reading of parameters
+	// (a backslash in one sends the line there), and on the calendar.
+	for _, tt := range []struct{ line, want string }{
+		{`SUMMARY;VALUE="A^nB^n":A\nB\n`, "A\nB\n"},
+		{`SUMMARY;X-NOTE=a\b;VALUE=X-TEXT:One\, two\; three`, "One, two; three"},
+		{`SUMMARY;VALUE=TEXT:One\, two`, "One, two"},
+		{`SUMMARY;LANGUAGE=en:One\, two`, "One, two"},
+		{`SUMMARY:One\, two`, "One, two"},
+	} {
+		body := "BEGIN:VCALENDAR\r\nX-WR-CALNAME;VALUE=\"x\":Team\\, room\r\nBEGIN:VEVENT\r\nUID:u\r\nDTSTART:20270101T100000Z\r\n" + tt.line + "\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+		cal, err := feed.ParseBytes([]byte(body), feed.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cal.Events[0].Summary; got != tt.want || cal.Name != "Team, room" {
+			t.Errorf("%s: %q, calendar %q; want %q", tt.line, got, cal.Name, tt.want)
+		}
+	}
+}

@@ -70,7 +70,7 @@ type rawEvent struct {
 
 func (r *rawEvent) text(k propKey) string {
 	if p := r.single[k]; p != nil {
-		return r.charset.text(p.Value)
+		return r.charset.text(textValue(&p.BaseProperty))
 	}
 	return ""
 }
@@ -98,7 +98,7 @@ func (p *parser) extract(r *rawEvent, props []ical.IANAProperty, index int) {
 			}
 			r.single[k] = pr
 			if k == pUID {
-				r.uid = strings.TrimSpace(p.charset.text(pr.Value))
+				r.uid = strings.TrimSpace(p.charset.text(textValue(&pr.BaseProperty)))
 			}
 			if k == pDTStart || k == pDTEnd || k == pRecurrenceID {
 				p.noteYear(pr)
@@ -136,12 +136,54 @@ func (p *parser) noteYear(pr *ical.IANAProperty) {
 	}
 }
 
-// param returns a property parameter's first value.
+// param returns a property parameter's first value, its RFC 6868 escapes
+// (^n ^' ^^) read.
 func param(pr *ical.IANAProperty, name string) string {
 	if v := pr.ICalParameters[name]; len(v) > 0 {
-		return strings.TrimSpace(v[0])
+		return strings.TrimSpace(caretDecode(v[0]))
 	}
 	return ""
+}
+
+// caretDecode reads RFC 6868's escapes in a parameter value: ^n is a
+// newline, ^' a double quote, ^^ a caret; any other caret is itself.
+func caretDecode(v string) string {
+	if strings.IndexByte(v, '^') < 0 {
+		return v
+	}
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		if v[i] == '^' && i+1 < len(v) {
+			switch v[i+1] {
+			case 'n', 'N':
+				b.WriteByte('\n')
+				i++
+				continue
+			case '\'':
+				b.WriteByte('"')
+				i++
+				continue
+			case '^':
+				b.WriteByte('^')
+				i++
+				continue
+			}
+		}
+		b.WriteByte(v[i])
+	}
+	return b.String()
+}
+
+// textValue is the value of a property whose value is TEXT by
+// definition (SUMMARY, DESCRIPTION, UID...), unescaped whatever its
+// parameters say: a VALUE parameter that names no TEXT type
+// (Proton Mail writes SUMMARY;VALUE="A^nB^n":A\nB\n) left it as it was
+// written, and its escapes would show in Google.
+func textValue(pr *ical.BaseProperty) string {
+	if pr.ICalParameters == nil || pr.GetValueType() == ical.ValueDataTypeText {
+		return pr.Value
+	}
+	return ical.FromText(pr.Value)
 }
 
 // series is what duplicate resolution and recurrence-id alignment need

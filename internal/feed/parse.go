@@ -201,10 +201,10 @@ func (p *parser) calendarProps(props []ical.CalendarProperty) {
 	for _, pr := range props {
 		switch strings.ToUpper(pr.IANAToken) {
 		case "X-WR-CALNAME":
-			p.cal.Name = pr.Value
+			p.cal.Name = textValue(&pr.BaseProperty)
 		case "NAME":
 			if p.cal.Name == "" {
-				p.cal.Name = pr.Value
+				p.cal.Name = textValue(&pr.BaseProperty)
 			}
 		case "X-WR-TIMEZONE":
 			p.cal.TimeZone = strings.TrimSpace(pr.Value)

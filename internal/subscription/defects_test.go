@@ -84,6 +84,10 @@ func TestDefectReproductionsShowInGoogleAsTheFeedMeans(t *testing.T) {
 		}},
 		// 24.1: UTF-8 with one damaged character: only its broken bytes
 		// are lost (TestValueDefectsShowInGoogle declares charsets).
+		// 24.2: TEXT escapes read whatever the parameters (a quoted VALUE).
+		"text-escapes-quoted-param.ics": {oracle: true, want: []string{
+			`2026-12-14T09:00:00Z..2026-12-14T10:00:00Z "Review, Q4 room 2"`,
+		}},
 		"broken-utf8.ics": {oracle: true, want: []string{
 			"2026-12-10..2026-12-12 \"2026年日本国際\uFFFD?\uFFFD覧会\"",
 		}},
