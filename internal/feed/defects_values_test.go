@@ -91,3 +91,31 @@ func TestDefectTextIsUnescapedWhateverItsParameters(t *testing.T) {
 		}
 	}
 }
+
+func TestDefectEscapedSemicolonsInARuleKeepTheRule(t *testing.T) {
+	cal := parseDefect(t, "escaped-rrule.ics", feed.Options{})
+	for _, tt := range []struct {
+		uid  string
+		rule string
+		want []string
+	}{
+		{"escaped-daily@defects.calsyncd", "RRULE:FREQ=DAILY;COUNT=3",
+			[]string{"2026-12-07T07:00:00Z", "2026-12-08T07:00:00Z", "2026-12-09T07:00:00Z"}},
+		{"escaped-weekly@defects.calsyncd", "RRULE:FREQ=WEEKLY;BYDAY=MO,WE;COUNT=3",
+			[]string{"2026-12-14T16:00:00Z", "2026-12-16T16:00:00Z", "2026-12-21T16:00:00Z"}},
+	} {
+		ev := eventByKey(t, cal, tt.uid, "")
+		if !ev.IsRecurring() || !slices.Equal(ev.Recurrence, []string{tt.rule}) {
+			t.Errorf("%s: recurrence %q, want %q", tt.uid, ev.Recurrence, tt.rule)
+			continue
+		}
+		if got := defectOccurrences(ev); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: occurrences %q, want %q", tt.uid, got, tt.want)
+		}
+	}
+	for _, w := range cal.Warnings {
+		if strings.Contains(w.Message, "RRULE") {
+			t.Errorf("warning %q: the rule is read whole", w)
+		}
+	}
+}

@@ -105,6 +105,11 @@ func (p *parser) extract(r *rawEvent, props []ical.IANAProperty, index int) {
 			}
 			continue
 		}
+		if (name == "RRULE" || name == "EXRULE") && strings.IndexByte(pr.Value, '\\') >= 0 {
+			cp := *pr
+			cp.Value = ruleText(pr.Value)
+			pr = &cp
+		}
 		switch name {
 		case "RRULE":
 			r.rrules = append(r.rrules, pr)
@@ -121,6 +126,18 @@ func (p *parser) extract(r *rawEvent, props []ical.IANAProperty, index int) {
 		}
 	}
 }
+
+// ruleText reads a recurrence rule that its producer escaped as TEXT
+// (RRULE:FREQ=DAILY\;COUNT=10): a RECUR value has no escapes, so a
+// backslash before ';' or ',' (or itself) only hides the separator.
+func ruleText(v string) string {
+	if strings.IndexByte(v, '\\') < 0 {
+		return v
+	}
+	return ruleUnescaper.Replace(v)
+}
+
+var ruleUnescaper = strings.NewReplacer(`\;`, ";", `\,`, ",", `\\`, `\`)
 
 func sameParams(a, b *ical.IANAProperty) bool {
 	return param(a, "TZID") == param(b, "TZID") && param(a, "VALUE") == param(b, "VALUE")

@@ -88,6 +88,15 @@ func TestDefectReproductionsShowInGoogleAsTheFeedMeans(t *testing.T) {
 		"text-escapes-quoted-param.ics": {oracle: true, want: []string{
 			`2026-12-14T09:00:00Z..2026-12-14T10:00:00Z "Review, Q4 room 2"`,
 		}},
+		// 24.4: RRULE:FREQ=DAILY\;COUNT=3 is the rule FREQ=DAILY;COUNT=3.
+		"escaped-rrule.ics": {oracle: true, want: []string{
+			`2026-12-07T07:00:00Z..2026-12-07T07:15:00Z "Stand-up"`,
+			`2026-12-08T07:00:00Z..2026-12-08T07:15:00Z "Stand-up"`,
+			`2026-12-09T07:00:00Z..2026-12-09T07:15:00Z "Stand-up"`,
+			`2026-12-14T16:00:00Z..2026-12-14T17:00:00Z "Training"`,
+			`2026-12-16T16:00:00Z..2026-12-16T17:00:00Z "Training"`,
+			`2026-12-21T16:00:00Z..2026-12-21T17:00:00Z "Training"`,
+		}},
 		"broken-utf8.ics": {oracle: true, want: []string{
 			"2026-12-10..2026-12-12 \"2026年日本国際\uFFFD?\uFFFD覧会\"",
 		}},
