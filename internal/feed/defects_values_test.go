@@ -119,3 +119,28 @@ func TestDefectEscapedSemicolonsInARuleKeepTheRule(t *testing.T) {
 		}
 	}
 }
+
+func TestDefectTZIDWithZIsTheZonesWallClock(t *testing.T) {
+	cal := parseDefect(t, "tzid-and-z.ics", feed.Options{})
+	single := eventByKey(t, cal, "tzid-and-z@defects.calsyncd", "")
+	// 17:00 in New York (EST) is 22:00 UTC, as Google shows it.
+	if !single.Start.T.Equal(utc("2026-12-22T22:00:00Z")) || !single.End.T.Equal(utc("2026-12-22T23:00:00Z")) || single.Start.Zone != "America/New_York" {
+		t.Errorf("%v..%v %q, want 17:00..18:00 in New York", single.Start.T.UTC(), single.End.T.UTC(), single.Start.Zone)
+	}
+	// The EXDATE is read the same way, so it removes its occurrence.
+	series := eventByKey(t, cal, "tzid-and-z-series@defects.calsyncd", "")
+	if got, want := defectOccurrences(series), []string{"2026-12-08T14:00:00Z", "2026-12-22T14:00:00Z"}; !slices.Equal(got, want) {
+		t.Errorf("occurrences %q, want %q", got, want)
+	}
+	if !slices.ContainsFunc(cal.Warnings, func(w feed.Warning) bool {
+		return strings.Contains(w.Message, "trailing Z are read on America/New_York's clock")
+	}) {
+		t.Errorf("no warning says how the values are read: %v", cal.Warnings)
+	}
+	// An unknown TZID: the Z is all that says when, so it is UTC.
+	body := "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:u\r\nDTSTART;TZID=Mars/Olympus:20270101T170000Z\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+	c, err := feed.ParseBytes([]byte(body), feed.Options{DefaultZone: "Europe/Berlin"})
+	if err != nil || !c.Events[0].Start.T.Equal(utc("2027-01-01T17:00:00Z")) {
+		t.Errorf("unknown zone: %v %v", err, c.Events[0].Start.T)
+	}
+}

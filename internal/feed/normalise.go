@@ -426,12 +426,18 @@ func (p *parser) timeValue(v, tzid string, date bool, uid string) (Time, time.Ti
 	if isDate {
 		return Time{AllDay: true, T: wall}, wall, nil
 	}
-	if utc {
+	if utc && (tzid == "" || p.zones.Resolve(tzid).How == tz.Unresolved) {
 		return Time{T: wall}, wall, nil
 	}
+	// A TZID and a trailing Z both (Google's own export writes
+	// DTSTART;TZID=America/New_York:20211222T170000Z): Google shows the
+	// TZID's wall clock, 17:00 in New York, and so does the mirror.
 	z := p.floating
 	if tzid != "" {
 		z = p.zones.Resolve(tzid)
+		if utc {
+			p.warnOnce("tz+z:"+tzid, fmt.Sprintf("times with TZID %q and a trailing Z are read on %s's clock, as Google reads them", tzid, tzid))
+		}
 		switch z.How {
 		case tz.Unresolved:
 			p.warnOnce("tz:"+tzid, fmt.Sprintf("unknown time zone %q: its times are read as %s", tzid, p.floating.Name))

@@ -97,6 +97,13 @@ func TestDefectReproductionsShowInGoogleAsTheFeedMeans(t *testing.T) {
 			`2026-12-16T16:00:00Z..2026-12-16T17:00:00Z "Training"`,
 			`2026-12-21T16:00:00Z..2026-12-21T17:00:00Z "Training"`,
 		}},
+		// 24.6: TZID and a trailing Z: the TZID's wall clock (Google's
+		// reading), 17:00 in New York; the EXDATE is read alike.
+		"tzid-and-z.ics": {oracle: true, want: []string{
+			`2026-12-08T14:00:00Z..2026-12-08T14:30:00Z "Weekly sync"`,
+			`2026-12-22T14:00:00Z..2026-12-22T14:30:00Z "Weekly sync"`,
+			`2026-12-22T22:00:00Z..2026-12-22T23:00:00Z "Holiday party"`,
+		}},
 		"broken-utf8.ics": {oracle: true, want: []string{
 			"2026-12-10..2026-12-12 \"2026年日本国際\uFFFD?\uFFFD覧会\"",
 		}},
