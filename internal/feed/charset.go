@@ -7,29 +7,45 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/encoding/htmlindex"
 	"golang.org/x/text/transform"
 )
 
-// decoderFor is the decoder for a charset a response declared, nil when
-// the body is to be read as UTF-8 (none declared, UTF-8 or ASCII, or a
-// label no one knows: then text that is not UTF-8 falls back to
-// Windows-1252 value by value, as without a charset). Labels are read as
-// browsers read them (WHATWG): ISO-8859-1 is Windows-1252, its superset.
-func decoderFor(charset string) (*encoding.Decoder, error) {
+// declared is how a response's charset is honoured.
+type declared struct {
+	// body decodes the whole body before it is read: a multi-byte
+	// charset (Shift_JIS, UTF-16...), whose bytes are not ASCII's where
+	// ASCII is written.
+	body *encoding.Decoder
+	// text decodes the text values one by one: a single-byte charset
+	// (ISO-8859-1, Windows-1252, KOI8-R...), which the evidence of the
+	// bytes may overrule (see textCharset).
+	text *charmap.Charmap
+}
+
+// decoderFor is how a declared charset is read: neither decoder when the
+// body is to be read as UTF-8 (none declared, UTF-8 or ASCII, or a label
+// no one knows: then text that is not UTF-8 falls back to Windows-1252
+// value by value, as without a charset). Labels are read as browsers read
+// them (WHATWG): ISO-8859-1 is Windows-1252, its superset.
+func decoderFor(charset string) (declared, error) {
 	cs := strings.ToLower(strings.Trim(strings.TrimSpace(charset), `"'`))
 	switch cs {
 	case "", "utf-8", "utf8", "us-ascii", "ascii":
-		return nil, nil
+		return declared{}, nil
 	}
 	enc, err := htmlindex.Get(cs)
 	if err != nil {
-		return nil, fmt.Errorf("unknown charset %q", charset)
+		return declared{}, fmt.Errorf("unknown charset %q", charset)
 	}
 	if name, _ := htmlindex.Name(enc); name == "utf-8" {
-		return nil, nil
+		return declared{}, nil
 	}
-	return enc.NewDecoder(), nil
+	if cm, ok := enc.(*charmap.Charmap); ok {
+		return declared{text: cm}, nil
+	}
+	return declared{body: enc.NewDecoder()}, nil
 }
 
 // decodeReader reads r through the declared charset's decoder.
@@ -48,6 +64,140 @@ func decodeBytes(b []byte, dec *encoding.Decoder) []byte {
 	return out
 }
 
+// utf8Evidence counts, over a feed's values, the bytes that are part of a
+// valid multi-byte UTF-8 sequence and the bytes that are not UTF-8.
+// Text in a single-byte charset almost never forms valid multi-byte
+// sequences (a lead byte must be followed by exactly the right number of
+// bytes 0x80–0xBF), while UTF-8 damaged in a few places keeps most of
+// its sequences: more valid than broken bytes is UTF-8.
+type utf8Evidence struct {
+	valid, broken int
+}
+
+// count adds a value's bytes.
+func (e *utf8Evidence) count(b []byte) {
+	if utf8.Valid(b) {
+		for _, c := range b {
+			if c >= utf8.RuneSelf {
+				e.valid++
+			}
+		}
+		return
+	}
+	v, x := multiByte(b)
+	e.valid += v
+	e.broken += x
+}
+
+// isUTF8 reports whether the feed's bytes show UTF-8.
+func (e utf8Evidence) isUTF8() bool { return e.valid > 0 && e.valid > e.broken }
+
+// multiByte counts the bytes of b in valid multi-byte sequences and the
+// bytes that are not UTF-8.
+func multiByte[T string | []byte](b T) (valid, broken int) {
+	for i := 0; i < len(b); {
+		if b[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		var r rune
+		var n int
+		switch s := any(b).(type) {
+		case string:
+			r, n = utf8.DecodeRuneInString(s[i:])
+		case []byte:
+			r, n = utf8.DecodeRune(s[i:])
+		}
+		if r == utf8.RuneError && n == 1 {
+			broken++
+		} else {
+			valid += n
+		}
+		i += n
+	}
+	return valid, broken
+}
+
+// textCharset makes the feed's text values valid UTF-8 (Google's API
+// refuses anything else), deciding their charset by evidence:
+//
+//   - A feed whose bytes show UTF-8 (utf8Evidence) is UTF-8, whatever the
+//     response declared (servers often declare ISO-8859-1 by default): a
+//     value with valid multi-byte sequences keeps them and only its broken
+//     bytes become U+FFFD. A value of that feed with no valid sequence at
+//     all and bytes that are not UTF-8 is one pasted in from elsewhere:
+//     it is read as the fallback charset below.
+//   - Otherwise the declared single-byte charset decodes every value
+//     that is not ASCII; lacking one, bytes that are not UTF-8 are what
+//     Lotus Notes, older Outlook and many holiday exports write without a
+//     charset, Windows-1252 (a superset of Latin-1): each such byte is
+//     decoded as Windows-1252 and the valid UTF-8 around it kept, so every
+//     byte is a character and the same bytes give the same text on every
+//     fetch.
+//
+// Valid UTF-8 (nearly every value) costs only the check.
+type textCharset struct {
+	utf8     bool
+	fallback *charmap.Charmap // the declared single-byte charset, or nil
+}
+
+func (c *textCharset) text(s string) string {
+	if c == nil {
+		return validText(s)
+	}
+	if c.fallback != nil && !c.utf8 {
+		if !isASCII(s) {
+			s = c.decode(s)
+		}
+		return s
+	}
+	if utf8.ValidString(s) {
+		return s
+	}
+	if c.utf8 {
+		if v, _ := multiByte(s); v > 0 {
+			return strings.ToValidUTF8(s, "\uFFFD")
+		}
+	}
+	return c.decode(s)
+}
+
+// decode reads s in the fallback charset: the declared one, or
+// Windows-1252 (whose five undefined bytes keep their C1 code points).
+func (c *textCharset) decode(s string) string {
+	if c.fallback == nil || c.fallback == charmap.Windows1252 {
+		return windows1252(s)
+	}
+	s, _ = c.fallback.NewDecoder().String(s)
+	return s
+}
+
+// windows1252 decodes s as Windows-1252, every byte a character.
+func windows1252(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + len(s)/2)
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < utf8.RuneSelf:
+			b.WriteByte(c)
+		case c < 0xA0:
+			b.WriteRune(cp1252[c-0x80])
+		default:
+			b.WriteRune(rune(c))
+		}
+	}
+	return b.String()
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
 // cp1252 maps Windows-1252's bytes 0x80–0x9F; the five it leaves
 // undefined keep their C1 code points (as WHATWG decodes them), so no byte
 // of the feed becomes U+FFFD.
@@ -58,13 +208,9 @@ var cp1252 = [32]rune{
 	'\u02DC', '\u2122', '\u0161', '\u203A', '\u0153', '\u009D', '\u017E', '\u0178',
 }
 
-// validText makes text valid UTF-8: Google's API refuses anything else.
-// Bytes that are not UTF-8 are what Lotus Notes, older Outlook and many
-// holiday exports write without a charset: Windows-1252 (a superset of
-// Latin-1). Each such byte is decoded as Windows-1252 and the valid UTF-8
-// around it kept, so every byte is a character, a value mixing both loses
-// nothing, and the same bytes give the same text on every fetch. Valid
-// UTF-8 (nearly every value) costs only the check.
+// validText makes text valid UTF-8 with no evidence about the feed: each
+// byte that is not UTF-8 is decoded as Windows-1252 and the valid UTF-8
+// around it kept (see textCharset).
 func validText(s string) string {
 	if utf8.ValidString(s) {
 		return s

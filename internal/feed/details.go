@@ -15,7 +15,7 @@ func details(ev *Event, r *rawEvent, class string) *Details {
 	for _, pr := range r.categories {
 		// The value is a TEXT list, already unescaped: an escaped comma
 		// inside one category splits it, a rare loss.
-		for c := range strings.SplitSeq(validText(pr.Value), ",") {
+		for c := range strings.SplitSeq(r.charset.text(textValue(&pr.BaseProperty)), ",") {
 			if c = strings.TrimSpace(c); c != "" {
 				d.Categories = append(d.Categories, c)
 			}

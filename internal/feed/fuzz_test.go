@@ -56,8 +56,9 @@ func FuzzParse(f *testing.F) {
 				continue
 			}
 			checkCalendar(t, cal)
-			if !strings.Contains(string(body), "\uFFFD") {
-				// No byte of the feed becomes U+FFFD (issue 13 §2.7).
+			if !strings.Contains(string(body), "\uFFFD") && !brokenUTF8(body) {
+				// No byte of the feed becomes U+FFFD (issue 13 §2.7),
+				// unless it is UTF-8 with broken bytes (issue 24 §1).
 				for _, ev := range cal.Events {
 					for _, s := range []string{ev.UID, ev.Summary, ev.Description, ev.Location, ev.URL} {
 						if strings.ContainsRune(s, utf8.RuneError) {
@@ -68,6 +69,23 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// brokenUTF8 reports whether body has valid multi-byte UTF-8 and bytes
+// that are not UTF-8: only then may a broken byte become U+FFFD.
+func brokenUTF8(body []byte) bool {
+	valid, broken := false, false
+	for len(body) > 0 {
+		r, n := utf8.DecodeRune(body)
+		switch {
+		case r == utf8.RuneError && n == 1:
+			broken = true
+		case n > 1:
+			valid = true
+		}
+		body = body[n:]
+	}
+	return valid && broken
 }
 
 // checkCalendar asserts what every parsed calendar guarantees.

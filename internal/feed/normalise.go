@@ -64,11 +64,13 @@ type rawEvent struct {
 	// (its VALARMs).
 	categories []*ical.IANAProperty
 	subs       []ical.Component
+	// charset makes its text values UTF-8.
+	charset *textCharset
 }
 
 func (r *rawEvent) text(k propKey) string {
 	if p := r.single[k]; p != nil {
-		return validText(p.Value)
+		return r.charset.text(textValue(&p.BaseProperty))
 	}
 	return ""
 }
@@ -76,7 +78,7 @@ func (r *rawEvent) text(k propKey) string {
 // extract sorts a VEVENT's properties into r (reused: its lists keep
 // their room) and notes the years its TZIDs are used in.
 func (p *parser) extract(r *rawEvent, props []ical.IANAProperty, index int) {
-	*r = rawEvent{index: index, rrules: r.rrules[:0], exdate: r.exdate[:0], rdate: r.rdate[:0], categories: r.categories[:0], periods: r.periods[:0]}
+	*r = rawEvent{index: index, rrules: r.rrules[:0], exdate: r.exdate[:0], rdate: r.rdate[:0], categories: r.categories[:0], periods: r.periods[:0], charset: p.charset}
 	for i := range props {
 		pr := &props[i]
 		name := pr.IANAToken
@@ -96,12 +98,17 @@ func (p *parser) extract(r *rawEvent, props []ical.IANAProperty, index int) {
 			}
 			r.single[k] = pr
 			if k == pUID {
-				r.uid = strings.TrimSpace(validText(pr.Value))
+				r.uid = strings.TrimSpace(p.charset.text(textValue(&pr.BaseProperty)))
 			}
 			if k == pDTStart || k == pDTEnd || k == pRecurrenceID {
 				p.noteYear(pr)
 			}
 			continue
+		}
+		if (name == "RRULE" || name == "EXRULE") && strings.IndexByte(pr.Value, '\\') >= 0 {
+			cp := *pr
+			cp.Value = ruleText(pr.Value)
+			pr = &cp
 		}
 		switch name {
 		case "RRULE":
@@ -120,6 +127,18 @@ func (p *parser) extract(r *rawEvent, props []ical.IANAProperty, index int) {
 	}
 }
 
+// ruleText reads a recurrence rule that its producer escaped as TEXT
+// (RRULE:FREQ=DAILY\;COUNT=10): a RECUR value has no escapes, so a
+// backslash before ';' or ',' (or itself) only hides the separator.
+func ruleText(v string) string {
+	if strings.IndexByte(v, '\\') < 0 {
+		return v
+	}
+	return ruleUnescaper.Replace(v)
+}
+
+var ruleUnescaper = strings.NewReplacer(`\;`, ";", `\,`, ",", `\\`, `\`)
+
 func sameParams(a, b *ical.IANAProperty) bool {
 	return param(a, "TZID") == param(b, "TZID") && param(a, "VALUE") == param(b, "VALUE")
 }
@@ -134,12 +153,54 @@ func (p *parser) noteYear(pr *ical.IANAProperty) {
 	}
 }
 
-// param returns a property parameter's first value.
+// param returns a property parameter's first value, its RFC 6868 escapes
+// (^n ^' ^^) read.
 func param(pr *ical.IANAProperty, name string) string {
 	if v := pr.ICalParameters[name]; len(v) > 0 {
-		return strings.TrimSpace(v[0])
+		return strings.TrimSpace(caretDecode(v[0]))
 	}
 	return ""
+}
+
+// caretDecode reads RFC 6868's escapes in a parameter value: ^n is a
+// newline, ^' a double quote, ^^ a caret; any other caret is itself.
+func caretDecode(v string) string {
+	if strings.IndexByte(v, '^') < 0 {
+		return v
+	}
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		if v[i] == '^' && i+1 < len(v) {
+			switch v[i+1] {
+			case 'n', 'N':
+				b.WriteByte('\n')
+				i++
+				continue
+			case '\'':
+				b.WriteByte('"')
+				i++
+				continue
+			case '^':
+				b.WriteByte('^')
+				i++
+				continue
+			}
+		}
+		b.WriteByte(v[i])
+	}
+	return b.String()
+}
+
+// textValue is the value of a property whose value is TEXT by
+// definition (SUMMARY, DESCRIPTION, UID...), unescaped whatever its
+// parameters say: a VALUE parameter that names no TEXT type
+// (Proton Mail writes SUMMARY;VALUE="A^nB^n":A\nB\n) left it as it was
+// written, and its escapes would show in Google.
+func textValue(pr *ical.BaseProperty) string {
+	if pr.ICalParameters == nil || pr.GetValueType() == ical.ValueDataTypeText {
+		return pr.Value
+	}
+	return ical.FromText(pr.Value)
 }
 
 // series is what duplicate resolution and recurrence-id alignment need
@@ -193,7 +254,7 @@ func (p *parser) normalise(r *rawEvent) (Event, *series, error) {
 	}
 	s := &series{}
 	if u := r.single[pURL]; u != nil {
-		ev.URL = strings.TrimSpace(ical.FromText(validText(u.Value)))
+		ev.URL = strings.TrimSpace(ical.FromText(r.charset.text(u.Value)))
 	}
 	if q := r.single[pSequence]; q != nil {
 		ev.Sequence, _ = strconv.Atoi(strings.TrimSpace(q.Value))
@@ -365,12 +426,18 @@ func (p *parser) timeValue(v, tzid string, date bool, uid string) (Time, time.Ti
 	if isDate {
 		return Time{AllDay: true, T: wall}, wall, nil
 	}
-	if utc {
+	if utc && (tzid == "" || p.zones.Resolve(tzid).How == tz.Unresolved) {
 		return Time{T: wall}, wall, nil
 	}
+	// A TZID and a trailing Z both (Google's own export writes
+	// DTSTART;TZID=America/New_York:20211222T170000Z): Google shows the
+	// TZID's wall clock, 17:00 in New York, and so does the mirror.
 	z := p.floating
 	if tzid != "" {
 		z = p.zones.Resolve(tzid)
+		if utc {
+			p.warnOnce("tz+z:"+tzid, fmt.Sprintf("times with TZID %q and a trailing Z are read on %s's clock, as Google reads them", tzid, tzid))
+		}
 		switch z.How {
 		case tz.Unresolved:
 			p.warnOnce("tz:"+tzid, fmt.Sprintf("unknown time zone %q: its times are read as %s", tzid, p.floating.Name))

@@ -45,8 +45,8 @@ type Options struct {
 	Now time.Time
 	// Charset is the charset the response declared (its Content-Type's
 	// charset parameter; "" when none). A body in another charset is
-	// decoded from it; without one, text that is not UTF-8 is read as
-	// Windows-1252.
+	// decoded from it, unless its bytes show UTF-8 (see textCharset);
+	// without one, text that is not UTF-8 is read as Windows-1252.
 	Charset string
 	// MaxEvents, when set, is limits.max_events: the read stops, with a
 	// *LimitError, once the feed has more events than that which are
@@ -98,8 +98,8 @@ type Calendar struct {
 // parsed components are held, never the whole text.
 func Parse(r io.Reader, opts Options) (*Calendar, error) {
 	dec, cerr := decoderFor(opts.Charset)
-	if dec != nil {
-		r = decodeReader(r, dec)
+	if dec.body != nil {
+		r = decodeReader(r, dec.body)
 	}
 	cal, err := parse(readerSource(r), opts)
 	cal.charsetWarning(cerr)
@@ -110,8 +110,8 @@ func Parse(r io.Reader, opts Options) (*Calendar, error) {
 // keep data.
 func ParseBytes(data []byte, opts Options) (*Calendar, error) {
 	dec, cerr := decoderFor(opts.Charset)
-	if dec != nil {
-		data = decodeBytes(data, dec)
+	if dec.body != nil {
+		data = decodeBytes(data, dec.body)
 	}
 	cal, err := parse(bytesSource(data), opts)
 	cal.charsetWarning(cerr)
@@ -144,7 +144,16 @@ func parseWith(src *lineSource, opts Options) (*parser, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &parser{opts: opts, cal: &Calendar{}, zones: tz.NewResolver(), warned: map[string]bool{}}
+	p := &parser{opts: opts, cal: &Calendar{}, zones: tz.NewResolver(), warned: map[string]bool{},
+		charset: &textCharset{utf8: tree.evidence.isUTF8()}}
+	if dec, _ := decoderFor(opts.Charset); dec.text != nil {
+		// A single-byte charset decodes the text values, unless the
+		// bytes show UTF-8 (a server's default label on a UTF-8 feed).
+		p.charset.fallback = dec.text
+		if p.charset.utf8 {
+			p.warn("", fmt.Sprintf("the response declares charset %q but the feed's bytes are UTF-8: read as UTF-8", opts.Charset))
+		}
+	}
 	for _, rep := range repairs {
 		p.warn("", "repaired: "+rep)
 	}
@@ -178,6 +187,8 @@ type parser struct {
 	zones    *tz.Resolver
 	floating *tz.Zone
 	warned   map[string]bool
+	// charset makes the text values UTF-8.
+	charset *textCharset
 	// verdicts are neverMatches' verdicts by rule and DTSTART; ruleDays
 	// the days left for it to walk (set with verdicts).
 	verdicts map[string]string
@@ -200,16 +211,16 @@ func (p *parser) calendarProps(props []ical.CalendarProperty) {
 	for _, pr := range props {
 		switch strings.ToUpper(pr.IANAToken) {
 		case "X-WR-CALNAME":
-			p.cal.Name = pr.Value
+			p.cal.Name = textValue(&pr.BaseProperty)
 		case "NAME":
 			if p.cal.Name == "" {
-				p.cal.Name = pr.Value
+				p.cal.Name = textValue(&pr.BaseProperty)
 			}
 		case "X-WR-TIMEZONE":
 			p.cal.TimeZone = strings.TrimSpace(pr.Value)
 		}
 	}
-	p.cal.Name = validText(p.cal.Name)
+	p.cal.Name = p.charset.text(p.cal.Name)
 }
 
 func (p *parser) run(comps []ical.Component) {

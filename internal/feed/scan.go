@@ -43,6 +43,9 @@ type treeSink struct {
 	params  map[string]map[string][]string // shared parameter maps, by their text
 	scratch []byte
 
+	// evidence is what the values' bytes say of their charset.
+	evidence utf8Evidence
+
 	// limit, when set, counts the events certain to be kept (see
 	// eventLimit) and stops the read past its maximum.
 	limit *eventLimit
@@ -171,6 +174,7 @@ func (t *treeSink) release(f *frame) {
 }
 
 func (t *treeSink) prop(name string, rest []byte) {
+	t.evidence.count(rest)
 	if t.depth == 1 {
 		t.calendarProp(name, rest)
 		return

@@ -20,6 +20,7 @@ import (
 
 // refTree is golang-ical's reading of a body.
 type refTree struct {
+	evidence utf8Evidence // over the cleaned lines, as the scanner counts
 	comps    []ical.Component
 	props    []ical.CalendarProperty
 	warnings []Warning // repairs, then the components skipped
@@ -31,6 +32,7 @@ func referenceTree(body []byte) (*refTree, error) {
 		return nil, err
 	}
 	rt := &refTree{}
+	rt.evidence.count(cl.data)
 	for _, rep := range cl.repairs {
 		rt.warnings = append(rt.warnings, Warning{Message: "repaired: " + rep})
 	}
@@ -63,7 +65,11 @@ func referenceParse(body []byte, opts Options) (*Calendar, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &parser{opts: opts, cal: &Calendar{}, zones: tz.NewResolver(), warned: map[string]bool{}}
+	p := &parser{opts: opts, cal: &Calendar{}, zones: tz.NewResolver(), warned: map[string]bool{},
+		charset: &textCharset{utf8: rt.evidence.isUTF8()}}
+	if dec, _ := decoderFor(opts.Charset); dec.text != nil {
+		p.charset.fallback = dec.text
+	}
 	p.cal.Warnings = rt.warnings
 	p.calendarProps(rt.props)
 	p.run(rt.comps)

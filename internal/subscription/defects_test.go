@@ -89,6 +89,31 @@ func TestDefectReproductionsShowInGoogleAsTheFeedMeans(t *testing.T) {
 		"windows-1252.ics": {oracle: true, want: []string{
 			`2026-12-06..2026-12-07 "Día de la Constitución"`,
 		}},
+		// 24.1: UTF-8 with one damaged character: only its broken bytes
+		// are lost (TestValueDefectsShowInGoogle declares charsets).
+		// 24.2: TEXT escapes read whatever the parameters (a quoted VALUE).
+		"text-escapes-quoted-param.ics": {oracle: true, want: []string{
+			`2026-12-14T09:00:00Z..2026-12-14T10:00:00Z "Review, Q4 room 2"`,
+		}},
+		// 24.4: RRULE:FREQ=DAILY\;COUNT=3 is the rule FREQ=DAILY;COUNT=3.
+		"escaped-rrule.ics": {oracle: true, want: []string{
+			`2026-12-07T07:00:00Z..2026-12-07T07:15:00Z "Stand-up"`,
+			`2026-12-08T07:00:00Z..2026-12-08T07:15:00Z "Stand-up"`,
+			`2026-12-09T07:00:00Z..2026-12-09T07:15:00Z "Stand-up"`,
+			`2026-12-14T16:00:00Z..2026-12-14T17:00:00Z "Training"`,
+			`2026-12-16T16:00:00Z..2026-12-16T17:00:00Z "Training"`,
+			`2026-12-21T16:00:00Z..2026-12-21T17:00:00Z "Training"`,
+		}},
+		// 24.6: TZID and a trailing Z: the TZID's wall clock (Google's
+		// reading), 17:00 in New York; the EXDATE is read alike.
+		"tzid-and-z.ics": {oracle: true, want: []string{
+			`2026-12-08T14:00:00Z..2026-12-08T14:30:00Z "Weekly sync"`,
+			`2026-12-22T14:00:00Z..2026-12-22T14:30:00Z "Weekly sync"`,
+			`2026-12-22T22:00:00Z..2026-12-22T23:00:00Z "Holiday party"`,
+		}},
+		"broken-utf8.ics": {oracle: true, want: []string{
+			"2026-12-10..2026-12-12 \"2026年日本国際\uFFFD?\uFFFD覧会\"",
+		}},
 	}
 	// 24.8: two monthly RRULEs and a DST-gap series, over the year ahead.
 	tests["rolling-horizon.ics"] = struct {

@@ -52,6 +52,8 @@ type harness struct {
 	status int
 	// onFetch, when set, is called as the feed server starts to answer.
 	onFetch func()
+	// contentType, when set, is the feed's Content-Type (else text/calendar).
+	contentType string
 }
 
 func newHarness(t *testing.T, feedFile string) *harness {
@@ -124,7 +126,11 @@ func (h *harness) feedHandler() http.Handler {
 			http.Error(w, http.StatusText(h.status), h.status)
 			return
 		}
-		w.Header().Set("Content-Type", "text/calendar")
+		ct := "text/calendar"
+		if h.contentType != "" {
+			ct = h.contentType
+		}
+		w.Header().Set("Content-Type", ct)
 		w.Write(h.body)
 	})
 }
