@@ -38,7 +38,7 @@ func defaultConfig() string {
 
 // configFlag registers --config with its default.
 func configFlag(set *flag.FlagSet) *string {
-	return set.String("config", defaultConfig(), "configuration file (default from $"+configEnv+", else "+DefaultConfigPath+")")
+	return set.String("config", defaultConfig(), "configuration file (when not given: $"+configEnv+" if set, else the default)")
 }
 
 // buildInfo is what the binary knows of its own build: the version, the
@@ -141,6 +141,8 @@ var helps = map[string]helpText{
 		[]string{"runuser -u calsyncd -- calsyncd auth login", "calsyncd auth login --account work --port 8085"}},
 	"auth status": {"Shows, for every account, who it is and whether it can get a token.",
 		[]string{"calsyncd auth status"}},
+	"man":        {"Prints the manual page, made from every command's help (docs/calsyncd.1 is its output).", []string{"calsyncd man | man -l -"}},
+	"completion": {"Prints a completion script for bash or zsh, made from every command's flags.", []string{"source <(calsyncd completion bash)", "calsyncd completion zsh > \"${fpath[1]}/_calsyncd\""}},
 	"version": {"Prints the version, the source revision it was built from and the Go release.",
 		[]string{"calsyncd version", "calsyncd --version"}},
 }

@@ -80,14 +80,16 @@ type command interface {
 
 func (m *Main) commands() map[string]command {
 	return map[string]command{
-		"auth":     &authCommand{m: m},
-		"check":    &checkCommand{m: m},
-		"demo":     &demoCommand{m: m},
-		"run":      &runCommand{m: m},
-		"status":   &statusCommand{m: m},
-		"sync":     &syncCommand{m: m},
-		"validate": &validateCommand{m: m},
-		"version":  &versionCommand{m: m},
+		"auth":       &authCommand{m: m},
+		"check":      &checkCommand{m: m},
+		"demo":       &demoCommand{m: m},
+		"run":        &runCommand{m: m},
+		"status":     &statusCommand{m: m},
+		"sync":       &syncCommand{m: m},
+		"validate":   &validateCommand{m: m},
+		"version":    &versionCommand{m: m},
+		"man":        &manCommand{m: m},
+		"completion": &completionCommand{m: m},
 	}
 }
 
