@@ -78,6 +78,9 @@ func TestDefectReproductionsShowInGoogleAsTheFeedMeans(t *testing.T) {
 			`2026-12-22T09:00:00Z..2026-12-22T10:00:00Z "Team sync"`,
 			`2026-12-29T09:00:00Z..2026-12-29T10:00:00Z "Team sync"`,
 		}},
+		// 24.3: EXRULEs exclude (written as EXDATEs; exrule_test.go runs
+		// it under every ExRule reading).
+		"exrule.ics": {oracle: true, want: exruleShown(recurrenceNow.Add(-recurrencePast), recurrenceNow.AddDate(1, 0, 0))},
 		// 13.2.7: Windows-1252 text, no charset: decoded, never U+FFFD.
 		"windows-1252.ics": {oracle: true, want: []string{
 			`2026-12-06..2026-12-07 "Día de la Constitución"`,
