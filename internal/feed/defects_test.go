@@ -376,3 +376,70 @@ func TestExRuleShapes(t *testing.T) {
 		})
 	}
 }
+
+func TestDefectMixedKindsShareOneZone(t *testing.T) {
+	ams, _ := time.LoadLocation("Europe/Amsterdam")
+	ny, _ := time.LoadLocation("America/New_York")
+	// Whatever the feed's default zone, the floating value takes the
+	// other's: an explicit zone beats a default.
+	for _, zone := range []string{"", "America/Los_Angeles"} {
+		t.Run("default zone "+zone, func(t *testing.T) {
+			cal := parseDefect(t, "mixed-kinds.ics", feed.Options{DefaultZone: zone})
+			tests := []struct {
+				uid        string
+				start, end time.Time
+				zone       string
+			}{
+				{"floating-start@defects.calsyncd", time.Date(2026, 12, 14, 11, 15, 0, 0, ams), time.Date(2026, 12, 14, 13, 0, 0, 0, ams), "Europe/Amsterdam"},
+				{"floating-end@defects.calsyncd", time.Date(2026, 12, 15, 9, 0, 0, 0, ny), time.Date(2026, 12, 15, 10, 30, 0, 0, ny), "America/New_York"},
+				{"floating-end-utc@defects.calsyncd", utc("2026-12-16T15:00:00Z"), utc("2026-12-16T16:00:00Z"), ""},
+				{"floating-series@defects.calsyncd", time.Date(2026, 12, 7, 18, 0, 0, 0, ams), time.Date(2026, 12, 7, 19, 30, 0, 0, ams), "Europe/Amsterdam"},
+			}
+			for _, tt := range tests {
+				ev := eventByKey(t, cal, tt.uid, "")
+				if !ev.Start.T.Equal(tt.start) || !ev.End.T.Equal(tt.end) || ev.Start.Zone != tt.zone || ev.End.Zone != tt.zone {
+					t.Errorf("%s: %v (%q) .. %v (%q), want %v .. %v in %q", tt.uid, ev.Start.T, ev.Start.Zone, ev.End.T, ev.End.Zone, tt.start, tt.end, tt.zone)
+				}
+			}
+			// The series is in Amsterdam, its floating EXDATE with it.
+			series := eventByKey(t, cal, "floating-series@defects.calsyncd", "")
+			if want := []string{"RRULE:FREQ=WEEKLY;COUNT=4", "EXDATE;TZID=Europe/Amsterdam:20261214T180000"}; !slices.Equal(series.Recurrence, want) {
+				t.Errorf("series: recurrence %q, want %q", series.Recurrence, want)
+			}
+			if len(cal.Warnings) != 0 {
+				t.Errorf("warnings %v", cal.Warnings)
+			}
+		})
+	}
+	// An override written as its master is, with a floating RECURRENCE-ID,
+	// names the master's occurrence in Amsterdam.
+	body, err := os.ReadFile("../../testdata/feeds/defects/mixed-kinds.ics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	override := "BEGIN:VEVENT\r\nUID:floating-series@defects.calsyncd\r\nRECURRENCE-ID:20261221T180000\r\nDTSTART:20261221T190000\r\n" +
+		"DTEND;TZID=Europe/Amsterdam:20261221T203000\r\nSUMMARY:Rehearsal (late)\r\nEND:VEVENT\r\nEND:VCALENDAR"
+	cal, err := feed.ParseBytes([]byte(strings.Replace(string(body), "END:VCALENDAR", override, 1)), feed.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ov := eventByKey(t, cal, "floating-series@defects.calsyncd", "20261221T170000Z")
+	if !ov.Start.T.Equal(time.Date(2026, 12, 21, 19, 0, 0, 0, ams)) || !eventByKey(t, cal, "floating-series@defects.calsyncd", "").Series.Has(ov.Original.T) {
+		t.Errorf("override at %v, original %v", ov.Start.T, ov.Original.T)
+	}
+	// Same kinds on both sides, or a DATE on one: as before.
+	for name, lines := range map[string][2]string{
+		"both floating":       {"DTSTART:20261214T111500", "DTEND:20261214T130000"},
+		"both zoned":          {"DTSTART;TZID=America/New_York:20261214T111500", "DTEND;TZID=Europe/Amsterdam:20261214T130000"},
+		"all-day, timed end":  {"DTSTART;VALUE=DATE:20261214", "DTEND;TZID=Europe/Amsterdam:20261214T130000"},
+		"floating, dated end": {"DTSTART:20261214T111500", "DTEND;VALUE=DATE:20261215"},
+	} {
+		body := "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nBEGIN:VEVENT\r\nUID:k\r\n" + lines[0] + "\r\n" + lines[1] + "\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+		alone := "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nBEGIN:VEVENT\r\nUID:k\r\n" + lines[0] + "\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+		a, err1 := feed.ParseBytes([]byte(body), feed.Options{DefaultZone: "America/Los_Angeles"})
+		b, err2 := feed.ParseBytes([]byte(alone), feed.Options{DefaultZone: "America/Los_Angeles"})
+		if err1 != nil || err2 != nil || !a.Events[0].Start.T.Equal(b.Events[0].Start.T) || a.Events[0].Start.Zone != b.Events[0].Start.Zone {
+			t.Errorf("%s: start %v, alone %v", name, a.Events[0].Start, b.Events[0].Start)
+		}
+	}
+}

@@ -119,6 +119,7 @@ func (p *parser) extract(r *rawEvent, props []ical.IANAProperty, index int) {
 			r.categories = append(r.categories, pr)
 		}
 	}
+	p.alignKinds(r)
 }
 
 func sameParams(a, b *ical.IANAProperty) bool {
