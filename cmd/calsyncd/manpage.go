@@ -18,7 +18,9 @@ import (
 
 type manCommand struct{ m *Main }
 
-func (c *manCommand) Synopsis() string { return "print the manual page (docs/calsyncd.1), made from every command's help" }
+func (c *manCommand) Synopsis() string {
+	return "print the manual page (docs/calsyncd.1), made from every command's help"
+}
 
 func (c *manCommand) Run(ctx context.Context, args []string) error {
 	fs := c.m.newFlagSet("man", "man")
@@ -31,7 +33,9 @@ func (c *manCommand) Run(ctx context.Context, args []string) error {
 
 type completionCommand struct{ m *Main }
 
-func (c *completionCommand) Synopsis() string { return "print a completion script: completion bash|zsh" }
+func (c *completionCommand) Synopsis() string {
+	return "print a completion script: completion bash|zsh"
+}
 
 func (c *completionCommand) Run(ctx context.Context, args []string) error {
 	fs := c.m.newFlagSet("completion", "completion bash|zsh")

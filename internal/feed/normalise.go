@@ -56,8 +56,9 @@ type rawEvent struct {
 	rrules []*ical.IANAProperty
 	exdate []*ical.IANAProperty
 	rdate  []*ical.IANAProperty
-	exrule bool
-	err    error
+	// exrules are RFC 2445's exclusion rules (recurrence.go applies them).
+	exrules []*ical.IANAProperty
+	err     error
 	// periods are the RDATE PERIODs whose length is not the series'.
 	periods []period
 	// categories are the CATEGORIES lines; subs the VEVENT's components
@@ -78,7 +79,7 @@ func (r *rawEvent) text(k propKey) string {
 // extract sorts a VEVENT's properties into r (reused: its lists keep
 // their room) and notes the years its TZIDs are used in.
 func (p *parser) extract(r *rawEvent, props []ical.IANAProperty, index int) {
-	*r = rawEvent{index: index, rrules: r.rrules[:0], exdate: r.exdate[:0], rdate: r.rdate[:0], categories: r.categories[:0], periods: r.periods[:0], charset: p.charset}
+	*r = rawEvent{index: index, rrules: r.rrules[:0], exdate: r.exdate[:0], rdate: r.rdate[:0], exrules: r.exrules[:0], categories: r.categories[:0], periods: r.periods[:0], charset: p.charset}
 	for i := range props {
 		pr := &props[i]
 		name := pr.IANAToken
@@ -120,11 +121,12 @@ func (p *parser) extract(r *rawEvent, props []ical.IANAProperty, index int) {
 			r.rdate = append(r.rdate, pr)
 			p.noteYear(pr)
 		case "EXRULE":
-			r.exrule = true
+			r.exrules = append(r.exrules, pr)
 		case "CATEGORIES":
 			r.categories = append(r.categories, pr)
 		}
 	}
+	p.alignKinds(r)
 }
 
 // ruleText reads a recurrence rule that its producer escaped as TEXT
@@ -305,9 +307,6 @@ func (p *parser) normalise(r *rawEvent) (Event, *series, error) {
 		ev.RecurrenceID, ev.Original = CanonicalRecurrenceID(t), t
 		s.ridWall = wall
 		ev.ThisAndFuture = strings.EqualFold(param(rid, "RANGE"), "THISANDFUTURE")
-	}
-	if r.exrule {
-		p.warn(ev.UID, "EXRULE ignored (deprecated by RFC 5545 and not supported by Google)")
 	}
 	if ev.RecurrenceID != "" && (len(r.rrules) > 0 || len(r.rdate) > 0) {
 		// An instance with recurrence lines of its own (some exporters

@@ -91,6 +91,9 @@ func (p *parser) recurrence(ev *Event, r *rawEvent) error {
 		if len(r.exdate) > 0 && ev.RecurrenceID == "" {
 			p.warn(ev.UID, "EXDATE without RRULE or RDATE ignored")
 		}
+		if len(r.exrules) > 0 && ev.RecurrenceID == "" {
+			p.warn(ev.UID, "EXRULE without RRULE or RDATE ignored")
+		}
 		return nil
 	}
 	if len(r.rrules) > 1 {
@@ -126,6 +129,9 @@ func (p *parser) recurrence(ev *Event, r *rawEvent) error {
 		p.warn(ev.UID, fmt.Sprintf("event%s: %v; only its first occurrence is kept", quoteSummary(ev.Summary), err))
 		return nil
 	}
+	if len(r.exrules) > 0 {
+		p.exRules(ev, r.exrules, series)
+	}
 	ev.SetSeries(series)
 	return nil
 }
@@ -140,19 +146,7 @@ const maxExtraRDates = 1000
 // year, not with every fetch. Occurrences the first rule has already are
 // left out. rdates are the series' own RDATEs, to which they are added.
 func (p *parser) extraRules(ev *Event, rule string, extra []string, rdates []time.Time) []time.Time {
-	now := p.opts.Now
-	if now.IsZero() {
-		now = time.Now()
-	}
-	future := p.opts.WindowFuture
-	if future <= 0 {
-		future = 2 * 365 * 24 * time.Hour
-	}
-	hi := time.Date(now.Add(future).Year()+1, 1, 1, 0, 0, 0, 0, time.UTC)
-	var lo time.Time
-	if p.opts.WindowPast > 0 {
-		lo = time.Date(now.Add(-p.opts.WindowPast).Year(), 1, 1, 0, 0, 0, 0, time.UTC)
-	}
+	lo, hi := p.ruleHorizon()
 	have := map[int64]bool{}
 	if rule != "" {
 		if main, err := seriesOf(ev.Start, rule, nil, nil); err == nil {
@@ -192,13 +186,113 @@ func (p *parser) extraRules(ev *Event, rule string, extra []string, rdates []tim
 		}
 		msg := fmt.Sprintf("event%s has several RRULEs; Google takes one: %q is written as %d RDATEs", quoteSummary(ev.Summary), v, n)
 		if cut {
-			p.noteReread(extraRulesHorizon(hi, lo, p.opts.WindowPast, future))
+			p.noteReread(extraRulesHorizon(hi, lo, p.opts.WindowPast, p.ruleFuture()))
 			msg += fmt.Sprintf(" (its occurrences after %s are not mirrored)", last.Format("2006-01-02"))
 		}
 		p.warn(ev.UID, msg)
 	}
 	slices.SortFunc(rdates, func(a, b time.Time) int { return a.Compare(b) })
 	return rdates
+}
+
+// ruleHorizon is the span [lo, hi) that the lines standing for what Google
+// cannot hold as a rule (the RDATEs of extra RRULEs, the EXDATEs of
+// EXRULEs) are written for: from the start of the window's first year
+// (lo is zero when the window is open towards the past) to the end of its
+// last, two years ahead when the window is open, so that the lines change
+// once a year, not with every fetch.
+func (p *parser) ruleHorizon() (lo, hi time.Time) {
+	now := p.opts.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	hi = time.Date(now.Add(p.ruleFuture()).Year()+1, 1, 1, 0, 0, 0, 0, time.UTC)
+	if p.opts.WindowPast > 0 {
+		lo = time.Date(now.Add(-p.opts.WindowPast).Year(), 1, 1, 0, 0, 0, 0, time.UTC)
+	}
+	return lo, hi
+}
+
+// ruleFuture is how far ahead ruleHorizon reaches: the window's future,
+// two years when the window is open.
+func (p *parser) ruleFuture() time.Duration {
+	if f := p.opts.WindowFuture; f > 0 {
+		return f
+	}
+	return 2 * 365 * 24 * time.Hour
+}
+
+// maxExRuleDates bounds the EXDATEs the EXRULEs of one series are written
+// as.
+const maxExRuleDates = 1000
+
+// exRules applies RFC 2445's exclusion rules to s. Whether Google applies
+// an EXRULE line is unknown (it may ignore or refuse it), so none is sent:
+// every occurrence of s within ruleHorizon that an EXRULE produces is
+// written as an EXDATE instead. An EXRULE is read as an RRULE value (the
+// same parse), anchored at DTSTART, which it excludes only when it
+// produces it itself (its COUNT counts its own occurrences).
+func (p *parser) exRules(ev *Event, props []*ical.IANAProperty, s *Series) {
+	lo, hi := p.ruleHorizon()
+	// The EXDATEs stop at hi, the series may not: render again before the
+	// window reaches it, so the exclusions roll forward with time.
+	p.noteReread(extraRulesHorizon(hi, lo, p.opts.WindowPast, p.ruleFuture()))
+	excluded := map[int64]bool{}
+	var values []string
+	for _, pr := range props {
+		v, err := p.rruleValue(ev, pr.Value)
+		var x *Series
+		if err == nil {
+			x, err = seriesOf(ev.Start, v, nil, nil)
+		}
+		if err != nil {
+			p.warn(ev.UID, fmt.Sprintf("event%s: EXRULE ignored: %v", quoteSummary(ev.Summary), err))
+			continue
+		}
+		values = append(values, v)
+		next := x.ruleTimes()
+		for n := 0; n < maxExpansion; n++ {
+			t, ok := next()
+			if !ok || !t.Before(hi) {
+				break
+			}
+			excluded[t.UnixNano()] = true
+		}
+	}
+	if len(excluded) == 0 {
+		return
+	}
+	var add []time.Time
+	cut, beyond := false, false
+	next := s.Occurrences(maxExpansion)
+	for t, ok := next(); ok; t, ok = next() {
+		if !t.Before(hi) {
+			beyond = true
+			break
+		}
+		if t.Before(lo) || !excluded[t.UnixNano()] {
+			continue
+		}
+		if len(add) == maxExRuleDates {
+			cut = true
+			break
+		}
+		add = append(add, t)
+	}
+	if len(add) > 0 {
+		s.exdates = append(slices.Clone(s.exdates), add...)
+		slices.SortFunc(s.exdates, func(a, b time.Time) int { return a.Compare(b) })
+		s.exdates = slices.CompactFunc(s.exdates, func(a, b time.Time) bool { return a.Equal(b) })
+	}
+	msg := fmt.Sprintf("event%s has an EXRULE (%s); Google is not known to apply one: it is written as %d EXDATEs",
+		quoteSummary(ev.Summary), strings.Join(values, ", "), len(add))
+	switch {
+	case cut:
+		msg += fmt.Sprintf(" (the occurrences it excludes after %s are shown)", add[len(add)-1].Format("2006-01-02"))
+	case beyond:
+		msg += fmt.Sprintf(" up to %s", hi.Add(-time.Second).Format("2006-01-02"))
+	}
+	p.warn(ev.UID, msg)
 }
 
 // rruleValue validates an RRULE value and puts its UNTIL in the form Google

@@ -361,6 +361,25 @@ func (s *Series) Occurrences(max int) func() (time.Time, bool) {
 	}
 }
 
+// ruleTimes iterates what the rule alone produces, in order: DTSTART only
+// when the rule produces it, and COUNT counting the rule's own occurrences
+// (an EXRULE, read as RFC 2445 and its implementations read it). RDATEs
+// and EXDATEs play no part.
+func (s *Series) ruleTimes() func() (time.Time, bool) {
+	r, err := s.wallRule()
+	if err != nil || r == nil {
+		return func() (time.Time, bool) { return time.Time{}, false }
+	}
+	next := r.Iterator()
+	return func() (time.Time, bool) {
+		t, ok := next()
+		if ok && s.loc != time.UTC {
+			t = tz.At(t, s.loc)
+		}
+		return t, ok
+	}
+}
+
 // raw iterates DTSTART, the rule and (with rdates) the RDATEs merged, with
 // excluded dates still in.
 func (s *Series) raw(rdates bool) func() (time.Time, bool) {

@@ -42,7 +42,7 @@ func TestWarningZone(t *testing.T) {
 		`unknown calendar time zone "Mars/Olympus" ignored`:                                                                           "Mars/Olympus",
 		`event 3 "Time zone talk" skipped: no DTSTART`:                                                                                "",
 		`time zone "x" is fine`: "",
-		`EXRULE ignored (deprecated by RFC 5545 and not supported by Google)`: "",
+		`event ("Choir") has an EXRULE (FREQ=MONTHLY;BYDAY=-1MO); Google is not known to apply one: it is written as 25 EXDATEs`: "",
 	}
 	for msg, want := range tests {
 		got, ok := feed.Warning{Message: msg}.Zone()

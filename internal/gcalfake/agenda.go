@@ -39,7 +39,7 @@ func (v view) singleEvents(lo, hi time.Time, showDeleted bool, keep func(*calend
 			}
 			continue
 		}
-		sr, ok := liveSeries(st)
+		sr, ok := v.liveSeries(st)
 		if !ok {
 			continue
 		}
@@ -159,7 +159,7 @@ func (s *Server) InstanceID(calendarID, seriesID string, originalStart time.Time
 	if st := v.exceptionAt(seriesID, originalStart); st != nil && !st.purged {
 		return st.ev.Id
 	}
-	sr, ok := liveSeries(cal.events[seriesID])
+	sr, ok := v.liveSeries(cal.events[seriesID])
 	if !ok || !sr.has(originalStart) {
 		return ""
 	}

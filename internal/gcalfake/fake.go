@@ -413,7 +413,7 @@ func (s *Server) insertEvent(r *http.Request, cal *calendarState) (any, *APIErro
 	if _, exists := cal.events[ev.Id]; exists {
 		return nil, errDuplicate()
 	}
-	if apiErr := validateEvent(ev); apiErr != nil {
+	if apiErr := cmp.Or(validateEvent(ev), s.readings.checkExRule(ev)); apiErr != nil {
 		return nil, apiErr
 	}
 	if ev.Status == "" {
@@ -440,7 +440,7 @@ func (s *Server) updateEvent(r *http.Request, cal *calendarState) (any, *APIErro
 		// An instance's link to its series is immutable.
 		ev.RecurringEventId, ev.OriginalStartTime = st.ev.RecurringEventId, st.ev.OriginalStartTime
 	}
-	if apiErr := validateEvent(ev); apiErr != nil {
+	if apiErr := cmp.Or(validateEvent(ev), s.readings.checkExRule(ev)); apiErr != nil {
 		return nil, apiErr
 	}
 	ev.Id = st.ev.Id
@@ -484,7 +484,7 @@ func (s *Server) patchEvent(r *http.Request, cal *calendarState) (any, *APIError
 	if err := json.Unmarshal(raw, &ev); err != nil {
 		return nil, errBadRequest("Invalid JSON payload.")
 	}
-	if apiErr := validateEvent(&ev); apiErr != nil {
+	if apiErr := cmp.Or(validateEvent(&ev), s.readings.checkExRule(&ev)); apiErr != nil {
 		return nil, apiErr
 	}
 	s.stamp(&ev, false)

@@ -40,12 +40,12 @@ type opaqueRef struct {
 }
 
 // liveSeries returns the series of a master whose instances are shown:
-// recurring, not deleted.
-func liveSeries(st *stored) (*series, bool) {
+// recurring, not deleted, expanded under the readings in force.
+func (v view) liveSeries(st *stored) (*series, bool) {
 	if st == nil || st.purged || st.ev.Status == "cancelled" || len(st.ev.Recurrence) == 0 || st.ev.RecurringEventId != "" {
 		return nil, false
 	}
-	sr, err := parseSeries(st.ev)
+	sr, err := v.r.parseSeries(st.ev)
 	return sr, err == nil
 }
 
@@ -119,7 +119,7 @@ func (v view) derivedInstance(id string) (instanceRef, bool) {
 
 func (v view) instanceAt(masterID, suffix string) (instanceRef, bool) {
 	st := v.cal.events[masterID]
-	sr, ok := liveSeries(st)
+	sr, ok := v.liveSeries(st)
 	if !ok {
 		return instanceRef{}, false
 	}
@@ -260,7 +260,7 @@ func maxMove(sr *series, exceptions map[int64]*calendar.Event) time.Duration {
 // master is live and still has an instance at its original start, or,
 // under OffRuleKept, is still a live series.
 func (v view) visibleException(ev *calendar.Event) bool {
-	sr, ok := liveSeries(v.cal.events[ev.RecurringEventId])
+	sr, ok := v.liveSeries(v.cal.events[ev.RecurringEventId])
 	if !ok {
 		return false
 	}
@@ -355,7 +355,7 @@ func (s *Server) listInstances(r *http.Request, cal *calendarState) (any, *APIEr
 	showDeleted := q.Get("showDeleted") == "true"
 	out := &calendar.Events{Kind: "calendar#events", Summary: cal.summary, TimeZone: cal.timeZone,
 		Updated: s.now().UTC().Format(time.RFC3339Nano), Items: []*calendar.Event{}}
-	sr, ok := liveSeries(st)
+	sr, ok := v.liveSeries(st)
 	if !ok {
 		return out, nil
 	}

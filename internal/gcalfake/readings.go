@@ -33,6 +33,10 @@ type Readings struct {
 	// Filters: whether list-style answers contain only what their filters
 	// ask for.
 	Filters Filters
+	// ExRule: what Google does with an EXRULE line (RFC 2445's exclusion
+	// rule, dropped by RFC 5545), which its documentation lists among the
+	// recurrence lines an event takes without saying that it is applied.
+	ExRule ExRule
 }
 
 // AllDayOriginalStart is how events.instances treats originalStart=YYYY-MM-DD.
@@ -136,6 +140,23 @@ const (
 	FiltersLoose
 )
 
+// ExRule is what an EXRULE recurrence line does.
+type ExRule int
+
+const (
+	// ExRuleApplied excludes the rule's occurrences from the series, as
+	// RFC 2445 reads it: the rule is anchored at the series' start, which
+	// it excludes only when it produces it itself.
+	ExRuleApplied ExRule = iota
+	// ExRuleIgnored stores the line but shows every instance it would
+	// exclude, whenever it was stored (the reading in force decides).
+	ExRuleIgnored
+	// ExRuleRejected answers insert, update and patch of an event with an
+	// EXRULE line 400 "Invalid recurrence rule." (one stored before is
+	// shown as under ExRuleIgnored).
+	ExRuleRejected
+)
+
 // looseMax bounds the items a loose filter lets through per listing, and
 // looseOdds is the chance (1 in looseOdds) that a candidate past the first
 // is one of them.
@@ -173,6 +194,9 @@ var readingSwitches = []readingSwitch{
 	{"filters", []string{"exact", "loose"},
 		func(r Readings) int { return int(r.Filters) },
 		func(r *Readings, v int) { r.Filters = Filters(v) }},
+	{"exrule", []string{"applied", "ignored", "rejected"},
+		func(r Readings) int { return int(r.ExRule) },
+		func(r *Readings, v int) { r.ExRule = ExRule(v) }},
 }
 
 func valueName(sw readingSwitch, v int) string {
@@ -188,9 +212,10 @@ func (v OffRule) String() string             { return valueName(readingSwitches[
 func (v PropertyRepeats) String() string     { return valueName(readingSwitches[3], int(v)) }
 func (v InstanceIDs) String() string         { return valueName(readingSwitches[4], int(v)) }
 func (v Filters) String() string             { return valueName(readingSwitches[5], int(v)) }
+func (v ExRule) String() string              { return valueName(readingSwitches[6], int(v)) }
 
 // String names every switch and its value, e.g.
-// "allday=honoured,update=kept,offrule=hidden,props=and,ids=derived,filters=exact":
+// "allday=honoured,update=kept,offrule=hidden,props=and,ids=derived,filters=exact,exrule=applied":
 // usable as a subtest name, and read back by ParseReadings.
 func (r Readings) String() string {
 	parts := make([]string, len(readingSwitches))
@@ -250,7 +275,7 @@ func indexOf(values []string, v string) int {
 }
 
 // AllReadings returns every combination of every switch's values (the
-// full cross product, 144 of them), the zero value first.
+// full cross product, 432 of them), the zero value first.
 func AllReadings() []Readings {
 	out := []Readings{{}}
 	for i := len(readingSwitches) - 1; i >= 0; i-- {

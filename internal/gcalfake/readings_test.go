@@ -20,7 +20,7 @@ func readingsFake(t *testing.T, r gcalfake.Readings) (*gcalfake.Server, *calenda
 }
 
 func TestReadingsZeroValueIsTheDefault(t *testing.T) {
-	const want = "allday=honoured,update=kept,offrule=hidden,props=and,ids=derived,filters=exact"
+	const want = "allday=honoured,update=kept,offrule=hidden,props=and,ids=derived,filters=exact,exrule=applied"
 	if got := (gcalfake.Readings{}).String(); got != want {
 		t.Errorf("zero value = %q, want %q", got, want)
 	}
@@ -34,8 +34,8 @@ func TestReadingsZeroValueIsTheDefault(t *testing.T) {
 
 func TestAllReadingsIsTheCrossProduct(t *testing.T) {
 	all := gcalfake.AllReadings()
-	if len(all) != 3*3*2*2*2*2 {
-		t.Fatalf("%d combinations, want 144", len(all))
+	if len(all) != 3*3*2*2*2*2*3 {
+		t.Fatalf("%d combinations, want 432", len(all))
 	}
 	names := map[string]bool{}
 	for _, r := range all {
@@ -91,6 +91,8 @@ func TestParseReadings(t *testing.T) {
 		{"colour=red", gcalfake.Readings{}, `unknown switch "colour"`},
 		{"ids=opaque,ids=derived", gcalfake.Readings{}, "ids given twice"},
 		{"update=rewritten", gcalfake.Readings{}, "update takes kept, propagated, dropped"},
+		{"exrule=rejected", gcalfake.Readings{ExRule: gcalfake.ExRuleRejected}, ""},
+		{"exrule=dropped", gcalfake.Readings{}, "exrule takes applied, ignored, rejected"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -213,8 +215,8 @@ func ExampleAllReadings() {
 	}
 	fmt.Println(len(gcalfake.AllReadings()), "combinations in all")
 	// Output:
-	// allday=honoured,update=kept,offrule=hidden,props=and,ids=derived,filters=exact
-	// allday=ignored,update=propagated,offrule=kept,props=or,ids=opaque,filters=loose
-	// allday=rejected,update=dropped,offrule=hidden,props=and,ids=derived,filters=exact
-	// 144 combinations in all
+	// allday=honoured,update=kept,offrule=hidden,props=and,ids=derived,filters=exact,exrule=applied
+	// allday=ignored,update=propagated,offrule=kept,props=or,ids=opaque,filters=loose,exrule=ignored
+	// allday=rejected,update=dropped,offrule=hidden,props=and,ids=derived,filters=exact,exrule=rejected
+	// 432 combinations in all
 }

@@ -32,6 +32,8 @@ import (
 //     master (the rule, an EXDATE or the start changed) is by default no
 //     longer shown (Readings.OffRule), and no instance of a deleted master
 //     ever is.
+//   - Whether Google applies an EXRULE line is undocumented
+//     (Readings.ExRule: applied, ignored, or refused on write).
 //   - Google refuses recurrence rules its parser does not take with 400
 //     "Invalid recurrence rule." The emulator refuses malformed lines, parts
 //     RFC 5545 does not define, FREQ finer than DAILY (Google has no such
@@ -116,6 +118,31 @@ func parseSeries(ev *calendar.Event) (*series, *APIError) {
 		}
 	}
 	return s, nil
+}
+
+// parseSeries is parseSeries under r: its EXRULEs are applied only under
+// ExRuleApplied.
+func (r Readings) parseSeries(ev *calendar.Event) (*series, *APIError) {
+	s, err := parseSeries(ev)
+	if err == nil && r.ExRule != ExRuleApplied {
+		s.exrule = nil
+	}
+	return s, err
+}
+
+// checkExRule refuses an event with an EXRULE line under ExRuleRejected.
+func (r Readings) checkExRule(ev *calendar.Event) *APIError {
+	if r.ExRule != ExRuleRejected {
+		return nil
+	}
+	for _, line := range ev.Recurrence {
+		head, _, _ := strings.Cut(line, ":")
+		name, _, _ := strings.Cut(head, ";")
+		if strings.EqualFold(strings.TrimSpace(name), "EXRULE") {
+			return errInvalidRecurrence()
+		}
+	}
+	return nil
 }
 
 func errInvalidRecurrence() *APIError { return errInvalid("Invalid recurrence rule.") }

@@ -491,7 +491,7 @@ func TestReadingsChangeAtRuntime(t *testing.T) {
 	}
 	fake.Edit(cal, "series40_20270322T083000Z", func(ev *calendar.Event) { ev.Summary = "Moved" })
 	fake.SetReadings(gcalfake.Readings{InstanceIDs: gcalfake.InstanceIDsOpaque, AllDayOriginalStart: gcalfake.OriginalStartRejected})
-	if got := fake.Readings().String(); got != "allday=rejected,update=kept,offrule=hidden,props=and,ids=opaque,filters=exact" {
+	if got := fake.Readings().String(); got != "allday=rejected,update=kept,offrule=hidden,props=and,ids=opaque,filters=exact,exrule=applied" {
 		t.Errorf("Readings() = %s", got)
 	}
 	in := listInstances(t, svc.Events.Instances(cal, "series40"))

@@ -26,7 +26,7 @@ func (s *Server) seriesUpdatedLocked(cal *calendarState, old, updated *calendar.
 			}
 		}
 	case ExceptionsPropagated:
-		p := newPropagation(old, updated)
+		p := newPropagation(s.readings, old, updated)
 		for _, st := range cal.events {
 			if st.purged || st.ev.RecurringEventId != old.Id {
 				continue
@@ -89,13 +89,13 @@ type propagation struct {
 	oldSr, newSr *series
 }
 
-func newPropagation(old, updated *calendar.Event) *propagation {
+func newPropagation(r Readings, old, updated *calendar.Event) *propagation {
 	p := &propagation{old: old, updated: updated, oldFields: fields(old), newFields: fields(updated)}
-	if sr, err := parseSeries(old); err == nil {
+	if sr, err := r.parseSeries(old); err == nil {
 		p.oldSr = sr
 	}
 	if len(updated.Recurrence) > 0 {
-		if sr, err := parseSeries(updated); err == nil {
+		if sr, err := r.parseSeries(updated); err == nil {
 			p.newSr = sr
 		}
 	}

@@ -85,6 +85,18 @@ func TestDefectReproductionsShowInGoogleAsTheFeedMeans(t *testing.T) {
 			`2026-12-08T08:00:00Z..2026-12-08T20:00:00Z "On call: Grace"`,
 			`2026-12-09T08:00:00Z..2026-12-09T20:00:00Z "On call: Edsger"`,
 		}},
+		// 24.3: EXRULEs exclude (written as EXDATEs; exrule_test.go runs
+		// it under every ExRule reading).
+		"exrule.ics": {oracle: true, want: exruleShown(recurrenceNow.Add(-recurrencePast), recurrenceNow.AddDate(1, 0, 0))},
+		// 24.5: a floating start or end is read in the other's zone.
+		"mixed-kinds.ics": {oracle: true, want: []string{
+			`2026-12-07T17:00:00Z..2026-12-07T18:30:00Z "Rehearsal"`,
+			`2026-12-14T10:15:00Z..2026-12-14T12:00:00Z "Lunch talk"`,
+			`2026-12-15T14:00:00Z..2026-12-15T15:30:00Z "Planning"`,
+			`2026-12-16T15:00:00Z..2026-12-16T16:00:00Z "Call"`,
+			`2026-12-21T17:00:00Z..2026-12-21T18:30:00Z "Rehearsal"`,
+			`2026-12-28T17:00:00Z..2026-12-28T18:30:00Z "Rehearsal"`,
+		}},
 		// 13.2.7: Windows-1252 text, no charset: decoded, never U+FFFD.
 		"windows-1252.ics": {oracle: true, want: []string{
 			`2026-12-06..2026-12-07 "Día de la Constitución"`,
