@@ -69,6 +69,10 @@ func (r *Runner) move(ctx context.Context, p pass) pass {
 		return p
 	}
 	p.movedFrom = &was
+	p.movedKnown = make(map[string]bool, len(p.known.mappings))
+	for _, m := range p.known.mappings {
+		p.movedKnown[m.EventID] = true
+	}
 	p.known.mappings = nil
 	p.firstSync, p.reconcileDue = true, true
 	return p
@@ -215,26 +219,37 @@ func (p pass) vacatePlan(owned []diff.Owned, loc calsyncd.Location) (deletes, he
 	for i := range p.shaped.Events {
 		inFeed[p.shaped.Events[i].UID] = true
 	}
-	var unmirrored []diff.Op
+	var unmirrored, strays []diff.Op
 	for _, op := range ops {
-		if inFeed[op.Key.UID] {
+		switch {
+		case inFeed[op.Key.UID]:
 			deletes = append(deletes, op)
-		} else {
+		case p.movedKnown[op.Mapping.EventID]:
 			unmirrored = append(unmirrored, op)
+		default:
+			// Ours by mark, but the store did not map it there (a lost
+			// database, a run that died before recording, the same
+			// owner's other installation), or a calendar left in an
+			// earlier run, whose mappings are gone: a stray, left alone
+			// as reconcile leaves strays, until --allow-deletes.
+			strays = append(strays, op)
 		}
+	}
+	if p.opts.AllowDeletes {
+		return append(append(deletes, unmirrored...), strays...), nil
 	}
 	g := p.cfg.Sync.DeleteGuard
 	over := func(lost, of int) bool { return lost > g.MinDeletes && float64(lost) > g.MaxFraction*float64(of) }
 	switch {
-	case p.opts.AllowDeletes || len(unmirrored) == 0:
+	case len(unmirrored) == 0:
 	case over(len(unmirrored), len(ops)),
 		// The feed is down from the high-water mark by more than the
 		// guard allows, or the guard held deletes before the move: a
 		// move must not release what the guard holds.
 		over(p.peak-len(p.shaped.Events), p.peak), p.found.HeldDeletes > 0:
-		return deletes, unmirrored
+		return deletes, append(unmirrored, strays...)
 	}
-	return append(deletes, unmirrored...), nil
+	return append(deletes, unmirrored...), strays
 }
 
 // moveState folds the move into the subscription's next state: where its

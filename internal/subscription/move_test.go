@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -362,6 +363,46 @@ func TestAMoveNeverReleasesWhatTheGuardHolds(t *testing.T) {
 	h.sync()
 	if o, n := owned(h, testCalendar), owned(h, movedCalendar); o != 6 || n != 14 {
 		t.Errorf("after the move: old holds %d, new %d; want 6 (held) and 14", o, n)
+	}
+	h.syncWith(allowDeletes)
+	if o := owned(h, testCalendar); o != 0 {
+		t.Errorf("with --allow-deletes the old calendar still holds %d", o)
+	}
+}
+
+// TestAMoveLeavesStraysAlone: events ours by mark that the store did not
+// map in the calendar moved away from (a lost database's strays) are left
+// there, as reconcile leaves strays, until --allow-deletes. The simulation
+// found a move deleting 40 such events, held before the database was lost.
+func TestAMoveLeavesStraysAlone(t *testing.T) {
+	h := newHarness(t, "")
+	h.fake.AddCalendar(movedCalendar, "UTC")
+	h.setFeed(feedOf(0, 40))
+	h.sync()
+	h.setFeed(feedOf(100, 45)) // replaced whole: the 40 deletes are held
+	if rep := h.sync(); rep.Run.HeldDeletes != 40 {
+		t.Fatalf("replaced feed: %d held, want 40", rep.Run.HeldDeletes)
+	}
+	h.store.Close()
+	if err := os.RemoveAll(h.cfg.StateDir); err != nil {
+		t.Fatal(err)
+	}
+	h.open()
+	for range 3 { // the lost database adopts, holds, then lets the 40 go as strays
+		h.sync()
+	}
+	if o := owned(h, testCalendar); o != 85 {
+		t.Fatalf("before the move the calendar holds %d of ours, want 85", o)
+	}
+	h.cfg.Subscriptions[0].Calendar = movedCalendar
+	rep := h.sync()
+	// 40 of 85 is under the guard's half: only knowing them for strays
+	// keeps them.
+	if o, n := owned(h, testCalendar), owned(h, movedCalendar); o != 40 || n != 45 {
+		t.Errorf("after the move: old holds %d, new %d; want the 40 strays left and the 45", o, n)
+	}
+	if rep.Run.Deleted > 45 {
+		t.Errorf("the move deleted %d: more than the 45 it mirrored", rep.Run.Deleted)
 	}
 	h.syncWith(allowDeletes)
 	if o := owned(h, testCalendar); o != 0 {

@@ -100,6 +100,10 @@ type pass struct {
 	// whether their mappings were let go, and what became of the
 	// calendars left behind.
 	movedFrom *calsyncd.Location
+	// movedKnown are the event ids the store mapped in the calendar moved
+	// away from, read before the move lets them go: what vacate may weigh
+	// as the subscription's. Ours by mark but not here are strays.
+	movedKnown map[string]bool
 	// renamed: the calendar configured is the one the events are in,
 	// under another of its ids ("primary" and the account's address).
 	renamed     bool
