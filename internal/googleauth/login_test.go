@@ -88,7 +88,7 @@ func TestLoginEndToEnd(t *testing.T) {
 	}
 	checks := map[string]string{
 		"client_id": clientID, "response_type": "code", "access_type": "offline", "prompt": "consent",
-		"code_challenge_method": "S256", "scope": strings.Join(googleauth.Scopes, " "),
+		"code_challenge_method": "S256", "scope": strings.Join(append(googleauth.Scopes, googleauth.ListScope), " "),
 	}
 	for k, want := range checks {
 		if got := p.Get(k); got != want {
