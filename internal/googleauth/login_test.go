@@ -255,3 +255,29 @@ func TestLoginTimesOut(t *testing.T) {
 		t.Errorf("a timed-out login created the state directory (%v)", err)
 	}
 }
+
+// A person who unticks only the calendar list's scope still logs in: the
+// sync needs Scopes alone, and `calsyncd calendars` says what to do.
+func TestLoginWithoutTheListScope(t *testing.T) {
+	tests := []struct {
+		granted []string
+		ok      bool
+	}{
+		{granted: googleauth.Scopes, ok: true},
+		{granted: append([]string{googleauth.ListScope}, googleauth.Scopes...), ok: true},
+		{granted: []string{googleauth.ListScope, googleauth.Scopes[0]}, ok: false},
+	}
+	for _, tt := range tests {
+		oauth := newFakeOAuth(t)
+		oauth.scope = strings.Join(tt.granted, " ")
+		cfg, _ := setup(t, map[string]string{
+			"config.yaml": "state_dir: state\ngoogle:\n  credentials_file: client.json\n",
+			"client.json": oauth.desktopClient(),
+		})
+		b := &browser{t: t, oauth: oauth}
+		_, err := googleauth.Login(context.Background(), cfg, "", googleauth.LoginOptions{Out: io.Discard, OpenURL: b.consent(false)})
+		if (err == nil) != tt.ok {
+			t.Errorf("granted %v: err = %v, want ok=%v", tt.granted, err, tt.ok)
+		}
+	}
+}
