@@ -42,14 +42,15 @@ const calendarsPageSize = 250
 
 func (c *calendarsCommand) Run(ctx context.Context, args []string) error {
 	fs := c.m.newFlagSet("calendars", "calendars --config FILE [--account NAME] [--json]")
-	cfgPath := fs.String("config", "", "configuration file")
+	cfgPath := configFlag(fs)
 	account := fs.String("account", config.DefaultAccount, "the account whose calendars to list (a name under accounts:, or default)")
 	asJSON := fs.Bool("json", false, `print {"account","identity","calendars":[{"id","name","time_zone","access_role","writable","primary"}]}`)
-	if err := fs.Parse(args); err != nil {
+	args, err := parseArgs(fs, args)
+	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
-	if fs.NArg() > 0 {
-		return &exitError{code: 2, err: fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))}
+	if len(args) > 0 {
+		return &exitError{code: 2, err: fmt.Errorf("unexpected arguments: %s", strings.Join(args, " "))}
 	}
 	// Like the auth commands it needs the accounts, not the feeds'
 	// secrets: a ${VAR} unset elsewhere is only noted.
@@ -100,11 +101,7 @@ func (c *calendarsCommand) Run(ctx context.Context, args []string) error {
 
 func (c *calendarsCommand) writeText(account string, id googleauth.Identity, cals []calendarEntry) {
 	out := c.m.Stdout
-	noun := "calendars"
-	if len(cals) == 1 {
-		noun = "calendar"
-	}
-	fmt.Fprintf(out, "account %s (%s): %d %s\n\n", account, id, len(cals), noun)
+	fmt.Fprintf(out, "account %s (%s): %s\n\n", account, id, plural(len(cals), "calendar", "calendars"))
 	if len(cals) == 0 {
 		if id.Kind == googleauth.KindServiceAccount && id.Subject == "" {
 			fmt.Fprintf(out, "A calendar shared with a service account is not in its list until it is added to it; its id is in\n"+

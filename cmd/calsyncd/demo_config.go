@@ -90,6 +90,8 @@ func (c *demoCommand) runConfig(ctx context.Context, o demoConfigOptions) error 
 	}
 	defer a.Close()
 	metrics := status.NewMetrics()
+	bi := readBuildInfo()
+	metrics.SetBuildInfo(bi.Version, bi.Revision, bi.GoVersion)
 	a.runner.Observer, a.metrics = metrics, metrics
 	metrics.WatchSubscriptions(a.store, func() []string { return subscriptionIDs(a.config()) })
 	d := subscription.NewDaemon(cfg, a.runner, a.store, log, uint64(time.Now().UnixNano()))
