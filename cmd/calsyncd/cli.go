@@ -135,8 +135,11 @@ var helps = map[string]helpText{
 		[]string{"calsyncd check", "calsyncd check family --json"}},
 	"validate": {"Checks the configuration file and prints each mistake with its file, line and key.",
 		[]string{"calsyncd validate --config config.yaml", "calsyncd validate --allow-unset"}},
-	"demo": {"Runs the daemon against the built-in Google emulator and sample feeds: no credentials, nothing real touched.",
-		[]string{"calsyncd demo", "calsyncd demo --once"}},
+	"demo": {"Runs the daemon against the built-in Google emulator and sample feeds: no credentials, nothing real touched.\n" +
+		"With --config, runs that configuration's subscriptions instead (any calendar id; its credentials, state_dir,\nstore and alerts are not used).",
+		[]string{"calsyncd demo", "calsyncd demo --once", "calsyncd demo --config config.yaml", "calsyncd demo --config config.yaml --for 10m"}},
+	"calendars": {"Lists the account's calendars: the id to put under a subscription's calendar:, the name, the time zone\nand whether calsyncd may write it (owner, writer) or not (reader, freeBusyReader). Writes nothing.",
+		[]string{"calsyncd calendars", "calsyncd calendars --account work --json"}},
 	"auth login": {"Authorises an account with Google in a browser and saves its token in state_dir.",
 		[]string{"runuser -u calsyncd -- calsyncd auth login", "calsyncd auth login --account work --port 8085"}},
 	"auth status": {"Shows, for every account, who it is and whether it can get a token.",

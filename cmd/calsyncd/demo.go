@@ -25,14 +25,21 @@ func (c *demoCommand) Synopsis() string {
 }
 
 func (c *demoCommand) Run(ctx context.Context, args []string) error {
-	fs := c.m.newFlagSet("demo", "demo [--once] [--listen ADDR] [--state-dir DIR] [--log-format text|json]")
-	once := fs.Bool("once", false, "tell the story, then exit instead of running until Ctrl-C")
+	fs := c.m.newFlagSet("demo", "demo [--once] [--listen ADDR] [--state-dir DIR] [--log-format text|json]\n"+
+		"       calsyncd demo --config FILE [--once | --for DURATION] [--listen ADDR] [--log-format text|json]")
+	once := fs.Bool("once", false, "tell the story (with --config: sync each subscription once), then exit instead of running until Ctrl-C")
+	cfgPath := fs.String("config", "", "run this configuration's subscriptions on the emulator instead of the sample feeds (credentials, store and alerts ignored)")
+	runFor := fs.Duration("for", 0, "with --config: stop after this long (0: run until Ctrl-C)")
 	listen := fs.String("listen", "127.0.0.1:8765", "status page address (a free port is used if this one is taken)")
 	stateDir := fs.String("state-dir", "", "where the demo keeps its database (default: a temporary directory)")
 	logFormat := fs.String("log-format", "text", "text or json")
 	args, err := parseArgs(fs, args)
 	if err != nil {
 		return &exitError{code: 2, err: err}
+	}
+	if *cfgPath != "" || *runFor != 0 {
+		return c.runConfig(ctx, demoConfigOptions{path: *cfgPath, once: *once, runFor: *runFor, listen: *listen,
+			stateDir: *stateDir, logFormat: *logFormat, args: args})
 	}
 	if len(args) > 0 {
 		return &exitError{code: 2, err: fmt.Errorf("unexpected arguments: %s", strings.Join(args, " "))}

@@ -90,6 +90,8 @@ func (m *Main) commands() map[string]command {
 		"version":    &versionCommand{m: m},
 		"man":        &manCommand{m: m},
 		"completion": &completionCommand{m: m},
+
+		"calendars": &calendarsCommand{m: m},
 	}
 }
 

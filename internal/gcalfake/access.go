@@ -6,9 +6,9 @@ import calendar "google.golang.org/api/calendar/v3"
 // accessRole.
 type Role string
 
-// Roles the emulator models. Google also has freeBusyReader and
-// writerWithoutPrivateAccess; what their holders get from each method is
-// not documented, so they are not modelled.
+// Roles the emulator models. Google also has writerWithoutPrivateAccess;
+// what its holders get from each method is not documented, so it is not
+// modelled.
 const (
 	// RoleNone: the calendar is not shared with the user; Google answers
 	// 404 notFound, as for a calendar that does not exist.
@@ -16,8 +16,12 @@ const (
 	// RoleReader may read the calendar and its events; every write is
 	// refused with 403 requiredAccessLevel.
 	RoleReader Role = "reader"
-	RoleWriter Role = "writer"
-	RoleOwner  Role = "owner"
+	// RoleFreeBusyReader sees only when the calendar is busy. The
+	// emulator lists it (calendarList) and refuses its writes as a
+	// reader's; its reads are not reduced to busy times.
+	RoleFreeBusyReader Role = "freeBusyReader"
+	RoleWriter         Role = "writer"
+	RoleOwner          Role = "owner"
 )
 
 // accessRules are the roles users hold on calendars; a calendar without
@@ -63,7 +67,7 @@ func (s *Server) permitLocked(op, user, calendarID string) *APIError {
 	switch s.roleLocked(calendarID, user) {
 	case RoleNone:
 		return errNotFound()
-	case RoleReader:
+	case RoleReader, RoleFreeBusyReader:
 		if isWrite(op) {
 			return errRequiredAccessLevel()
 		}

@@ -51,6 +51,12 @@ type Options struct {
 	// silent; the zero value is the emulator's default. SetReadings
 	// changes them later.
 	Readings Readings
+	// AutoCreateCalendars makes every calendar id a request names exist
+	// (created empty, owned by everyone, in AutoCreateTimeZone or UTC) on
+	// first use, "primary" included: `calsyncd demo --config` accepts
+	// whatever calendars a configuration names.
+	AutoCreateCalendars bool
+	AutoCreateTimeZone  string
 }
 
 // Server is the emulator. It is an http.Handler.
@@ -81,6 +87,10 @@ type Server struct {
 	readings   Readings
 	// revoked are bearer tokens Google no longer accepts (Revoke).
 	revoked map[string]bool
+	// autoCreate: unknown calendar ids are created on first use, in
+	// autoZone.
+	autoCreate bool
+	autoZone   string
 }
 
 type calendarState struct {
@@ -147,9 +157,12 @@ func New(opts Options) *Server {
 		usage:      map[string]*usage{},
 		faults:     opts.Faults,
 		readings:   opts.Readings,
+		autoCreate: opts.AutoCreateCalendars,
+		autoZone:   opts.AutoCreateTimeZone,
 	}
 	mux := http.NewServeMux()
 	p := strings.TrimSuffix(BasePath, "/")
+	mux.HandleFunc("GET "+p+"/users/me/calendarList", s.serve("calendarList.list", s.listCalendars))
 	mux.HandleFunc("GET "+p+"/calendars/{cal}", s.handle("calendars.get", s.getCalendar))
 	mux.HandleFunc("GET "+p+"/calendars/{cal}/events", s.handle("list", s.listEvents))
 	mux.HandleFunc("POST "+p+"/calendars/{cal}/events", s.handle("insert", s.insertEvent))
@@ -171,6 +184,25 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 type handlerFunc func(r *http.Request, cal *calendarState) (any, *APIError)
 
 func (s *Server) handle(op string, h handlerFunc) http.HandlerFunc {
+	return s.serve(op, func(r *http.Request) (any, *APIError) {
+		user := userOf(r)
+		cal, ok := s.calendarLocked(user, r.PathValue("cal"))
+		if !ok {
+			return nil, errNotFound()
+		}
+		if apiErr := s.permitLocked(op, user, cal.id); apiErr != nil {
+			return nil, apiErr
+		}
+		body, apiErr := h(r, cal)
+		s.withRoleLocked(body, user, cal.id)
+		return body, apiErr
+	})
+}
+
+// serve answers one operation: h runs under the server's lock once the
+// request passed the revoked tokens, the injected faults and the quotas,
+// and returns the JSON body to send (nil for 204) or an API error.
+func (s *Server) serve(op string, h func(r *http.Request) (any, *APIError)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.inFlight++
@@ -200,12 +232,7 @@ func (s *Server) handle(op string, h handlerFunc) http.HandlerFunc {
 			apiErr = s.admitLocked(op, userOf(r), r.PathValue("cal"), key)
 		}
 		if apiErr == nil {
-			if cal, ok := s.calendars[s.calendarIDLocked(userOf(r), r.PathValue("cal"))]; !ok {
-				apiErr = errNotFound()
-			} else if apiErr = s.permitLocked(op, userOf(r), cal.id); apiErr == nil {
-				body, apiErr = h(r, cal)
-				s.withRoleLocked(body, userOf(r), cal.id)
-			}
+			body, apiErr = h(r)
 		}
 		if apiErr != nil {
 			s.stats.Errors[apiErr.Code]++
@@ -242,14 +269,66 @@ func (s *Server) handle(op string, h handlerFunc) http.HandlerFunc {
 	}
 }
 
+// calendarLocked is the calendar a request's id names for user; with
+// AutoCreateCalendars an unknown one is created.
+func (s *Server) calendarLocked(user, id string) (*calendarState, bool) {
+	id = s.calendarIDLocked(user, id)
+	cal, ok := s.calendars[id]
+	if ok || !s.autoCreate || id == "" {
+		return cal, ok
+	}
+	if id == "primary" {
+		// Every user without a primary of their own shares this one.
+		if s.primary == nil {
+			s.primary = map[string]string{}
+		}
+		s.primary[""] = id
+	}
+	s.addLocked(Calendar{ID: id, TimeZone: s.autoZone})
+	return s.calendars[id], true
+}
+
 // AddCalendar creates a calendar the API can write to.
 func (s *Server) AddCalendar(id, timeZone string) {
+	s.Add(Calendar{ID: id, TimeZone: timeZone})
+}
+
+// Calendar describes a calendar for Add.
+type Calendar struct {
+	ID string
+	// Summary is its name (default: the id, as Google names a calendar
+	// created without one after its owner).
+	Summary string
+	// TimeZone defaults to UTC.
+	TimeZone string
+	// Role is everyone's role on it (default owner): RoleReader or
+	// RoleFreeBusyReader make a calendar the API cannot write to, as one
+	// a person subscribed to or was shared read-only. Share refines it
+	// per user.
+	Role Role
+}
+
+// Add creates a calendar (replacing one of the same id).
+func (s *Server) Add(c Calendar) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if timeZone == "" {
-		timeZone = "UTC"
+	s.addLocked(c)
+}
+
+func (s *Server) addLocked(c Calendar) {
+	if c.TimeZone == "" {
+		c.TimeZone = "UTC"
 	}
-	s.calendars[id] = &calendarState{id: id, summary: id, timeZone: timeZone, events: map[string]*stored{}, opaque: map[string]opaqueRef{}}
+	if c.Summary == "" {
+		c.Summary = c.ID
+	}
+	s.calendars[c.ID] = &calendarState{id: c.ID, summary: c.Summary, timeZone: c.TimeZone, events: map[string]*stored{}, opaque: map[string]opaqueRef{}}
+	if c.Role != "" {
+		if s.access == nil {
+			s.access = accessRules{}
+		}
+		s.access[c.ID] = map[string]Role{"": c.Role}
+	}
 }
 
 // SetPrimary makes calendarID (added with AddCalendar) user's primary

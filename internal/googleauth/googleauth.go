@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -34,6 +35,14 @@ import (
 // and time zone, nothing else). Neither lets calsyncd share, create or delete
 // calendars. README "Authorising calsyncd" explains the choice.
 var Scopes = []string{calendar.CalendarEventsScope, calendar.CalendarCalendarsReadonlyScope}
+
+// ListScope lets `calsyncd calendars` read the account's calendar list
+// (calendarList.list; no other scope above covers it). `auth login` asks
+// for it besides Scopes but does not insist: without it, only that
+// command fails. A service account asks for it only with
+// Options.ListCalendars, so a domain-wide delegation authorised for Scopes
+// alone keeps syncing.
+const ListScope = calendar.CalendarCalendarlistReadonlyScope
 
 // tokenRequestTimeout bounds one request to Google's token endpoint, which
 // otherwise would hang a write for as long as the endpoint does.
@@ -99,6 +108,8 @@ type Options struct {
 	// never written to the token file (a dry-run changes no byte of the
 	// state directory).
 	KeepInMemory bool
+	// ListCalendars: a service account's tokens also carry ListScope.
+	ListCalendars bool
 
 	// owners replaces the system's users and files' owners (tests).
 	owners *owners
@@ -173,6 +184,9 @@ func load(ctx context.Context, cfg *config.Config, account string, opts Options)
 		conf, err := serviceAccountConfig(acct, key.data)
 		if err != nil {
 			return c, err
+		}
+		if opts.ListCalendars {
+			conf.Scopes = append(conf.Scopes, ListScope)
 		}
 		c.Kind, c.Email, c.Subject, c.ClientID = KindServiceAccount, conf.Email, conf.Subject, key.clientID
 		c.TokenSource = &failureSource{id: c.Identity, configPath: cfg.Path, src: conf.TokenSource(tctx)}
@@ -345,7 +359,9 @@ func userConfig(acct config.Account, data []byte) (*oauth2.Config, error) {
 			Err:  errors.New("impersonate needs a service-account key, not an OAuth client"),
 			Hint: "remove impersonate, or point credentials_file at a service-account key with domain-wide delegation"}
 	}
-	conf, err := google.ConfigFromJSON(data, Scopes...)
+	// Only a login's consent screen reads these; a refresh keeps what was
+	// granted.
+	conf, err := google.ConfigFromJSON(data, append(slices.Clone(Scopes), ListScope)...)
 	if err != nil {
 		return nil, &Error{Account: acct.Name, Op: "read credentials", Err: err,
 			Hint: "download the OAuth client JSON (Desktop app) again from the Google Cloud console"}

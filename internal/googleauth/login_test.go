@@ -88,7 +88,7 @@ func TestLoginEndToEnd(t *testing.T) {
 	}
 	checks := map[string]string{
 		"client_id": clientID, "response_type": "code", "access_type": "offline", "prompt": "consent",
-		"code_challenge_method": "S256", "scope": strings.Join(googleauth.Scopes, " "),
+		"code_challenge_method": "S256", "scope": strings.Join(append(googleauth.Scopes, googleauth.ListScope), " "),
 	}
 	for k, want := range checks {
 		if got := p.Get(k); got != want {
@@ -253,5 +253,31 @@ func TestLoginTimesOut(t *testing.T) {
 	})
 	if _, err := os.Stat(filepath.Join(dir, "state")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a timed-out login created the state directory (%v)", err)
+	}
+}
+
+// A person who unticks only the calendar list's scope still logs in: the
+// sync needs Scopes alone, and `calsyncd calendars` says what to do.
+func TestLoginWithoutTheListScope(t *testing.T) {
+	tests := []struct {
+		granted []string
+		ok      bool
+	}{
+		{granted: googleauth.Scopes, ok: true},
+		{granted: append([]string{googleauth.ListScope}, googleauth.Scopes...), ok: true},
+		{granted: []string{googleauth.ListScope, googleauth.Scopes[0]}, ok: false},
+	}
+	for _, tt := range tests {
+		oauth := newFakeOAuth(t)
+		oauth.scope = strings.Join(tt.granted, " ")
+		cfg, _ := setup(t, map[string]string{
+			"config.yaml": "state_dir: state\ngoogle:\n  credentials_file: client.json\n",
+			"client.json": oauth.desktopClient(),
+		})
+		b := &browser{t: t, oauth: oauth}
+		_, err := googleauth.Login(context.Background(), cfg, "", googleauth.LoginOptions{Out: io.Discard, OpenURL: b.consent(false)})
+		if (err == nil) != tt.ok {
+			t.Errorf("granted %v: err = %v, want ok=%v", tt.granted, err, tt.ok)
+		}
 	}
 }

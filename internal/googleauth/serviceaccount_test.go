@@ -16,6 +16,9 @@ func TestServiceAccountJWTExchange(t *testing.T) {
 		yaml    string
 		account string
 		subject string
+		// list: loaded for calsyncd calendars, which also asks for
+		// ListScope (a sync never does: a delegation may not allow it).
+		list bool
 	}{
 		"shared calendars": {
 			yaml: "state_dir: state\ngoogle:\n  credentials_file: sa.json\n",
@@ -24,14 +27,22 @@ func TestServiceAccountJWTExchange(t *testing.T) {
 			yaml:    "state_dir: state\naccounts:\n  - name: work\n    credentials_file: sa.json\n    impersonate: alice@example.com\n",
 			account: "work", subject: "alice@example.com",
 		},
+		"listing calendars with domain-wide delegation": {
+			yaml:    "state_dir: state\naccounts:\n  - name: work\n    credentials_file: sa.json\n    impersonate: alice@example.com\n",
+			account: "work", subject: "alice@example.com", list: true,
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			oauth := newFakeOAuth(t)
 			cfg, _ := setup(t, map[string]string{"config.yaml": tc.yaml, "sa.json": oauth.serviceAccountKey()})
-			creds, err := googleauth.Load(context.Background(), cfg, tc.account, googleauth.Options{})
+			creds, err := googleauth.Load(context.Background(), cfg, tc.account, googleauth.Options{ListCalendars: tc.list})
 			if err != nil {
 				t.Fatal(err)
+			}
+			scopes := googleauth.Scopes
+			if tc.list {
+				scopes = append(scopes[:len(scopes):len(scopes)], googleauth.ListScope)
 			}
 			if creds.Kind != googleauth.KindServiceAccount || creds.Email != saEmail || creds.Subject != tc.subject || creds.ClientID != saClientID {
 				t.Errorf("identity = %+v", creds.Identity)
@@ -48,7 +59,7 @@ func TestServiceAccountJWTExchange(t *testing.T) {
 				t.Fatalf("exchanges = %d, %v", len(oauth.assertions), err)
 			}
 			claims := oauth.assertions[0]
-			if claims["iss"] != saEmail || claims["aud"] != oauth.tokenURL() || claims["scope"] != strings.Join(googleauth.Scopes, " ") {
+			if claims["iss"] != saEmail || claims["aud"] != oauth.tokenURL() || claims["scope"] != strings.Join(scopes, " ") {
 				t.Errorf("claims = %v", claims)
 			}
 			sub, _ := claims["sub"].(string)
