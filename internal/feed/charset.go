@@ -159,6 +159,11 @@ func (c *textCharset) text(s string) string {
 			return strings.ToValidUTF8(s, "\uFFFD")
 		}
 	}
+	if c.fallback == nil {
+		// No charset declared: the bytes that are not UTF-8 are
+		// Windows-1252, the valid UTF-8 around them kept.
+		return validText(s)
+	}
 	return c.decode(s)
 }
 
