@@ -116,6 +116,12 @@ func (r *Runner) letGo(ctx context.Context, p pass) pass {
 	return p
 }
 
+// movingBack: the subscription moves to a calendar it had left and not
+// yet vacated; what of ours is there, it wrote.
+func (p pass) movingBack() bool {
+	return p.movedFrom != nil && slices.Contains(p.found.Vacating, p.here())
+}
+
 // leftBehind are the calendars the subscription has moved away from that
 // may still hold its events.
 func (p pass) leftBehind() []calsyncd.Location {

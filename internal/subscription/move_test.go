@@ -409,3 +409,30 @@ func TestAMoveLeavesStraysAlone(t *testing.T) {
 		t.Errorf("with --allow-deletes the old calendar still holds %d", o)
 	}
 }
+
+// TestAMoveBackLeavesNoOrphans: moved away while the guard held deletes,
+// then back before the old calendar was vacated: the events left there
+// are the subscription's, not strays; their deletes wait for the guard as
+// before, and --allow-deletes makes them. (Found by the simulation: they
+// were forgotten as strays, and stayed for good.)
+func TestAMoveBackLeavesNoOrphans(t *testing.T) {
+	h := newHarness(t, "")
+	h.fake.AddCalendar(movedCalendar, "UTC")
+	h.setFeed(feedOf(0, 40))
+	h.sync()
+	h.setFeed(feedOf(100, 12))
+	if rep := h.sync(); rep.Run.HeldDeletes != 40 {
+		t.Fatalf("replaced: %d held, want 40", rep.Run.HeldDeletes)
+	}
+	h.cfg.Subscriptions[0].Calendar = movedCalendar
+	h.sync()
+	h.cfg.Subscriptions[0].Calendar = testCalendar
+	rep := h.sync()
+	if rep.Run.HeldDeletes != 40 || owned(h, testCalendar) != 52 {
+		t.Errorf("moved back: %d held, the calendar holds %d; want the 40 held and 52", rep.Run.HeldDeletes, owned(h, testCalendar))
+	}
+	h.syncWith(allowDeletes)
+	if o, n := owned(h, testCalendar), owned(h, movedCalendar); o != 12 || n != 0 {
+		t.Errorf("after --allow-deletes: %d here, %d in the calendar moved away from; want 12 and 0", o, n)
+	}
+}

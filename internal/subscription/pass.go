@@ -509,8 +509,13 @@ func (r *Runner) reconcile(ctx context.Context, p pass) pass {
 	repair := diff.Reconcile(r.Owner, p.sub.ID, p.known.mappings, owned)
 	p.repaired = &repaired{at: r.now(), adopted: len(repair.Adopt), refreshed: len(repair.Refresh), duplicates: len(repair.Duplicates),
 		owned: owned, drifted: map[calsyncd.Key]bool{}, adoptedKeys: make(map[calsyncd.Key]bool, len(repair.Adopt))}
-	for _, m := range repair.Adopt {
-		p.repaired.adoptedKeys[m.Key] = true
+	if !p.movingBack() {
+		// Adopted events are strays to the guard; but a calendar moved
+		// back to holds the subscription's own events, left there to be
+		// vacated: their deletes are weighed as any others.
+		for _, m := range repair.Adopt {
+			p.repaired.adoptedKeys[m.Key] = true
+		}
 	}
 	found := append(repair.Adopt, repair.Refresh...)
 	if !p.dryRun {

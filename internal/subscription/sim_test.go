@@ -780,6 +780,11 @@ var simFound = [][]simStep{
 	// A move's vacate deleted the strays a lost database left (40 of 83,
 	// under the guard's half), which the guard had held before the loss.
 	{{"replace", 6, 0}, {"lostdb", 14, 1}, {"replace", 17, 2}, {"add", 16, 3}, {"5xx", 11, 4}, {"move", 6, 5}, {"shrink", 15, 6}},
+	// Moved away while the guard held deletes, then back: the events left
+	// in the calendar moved back to were adopted as strays and forgotten,
+	// so no run, clean or allowed, deleted them.
+	{{"add", 17, 0}, {"replace", 2, 1}, {"move", 25, 2}, {"move", 26, 3}, {"add", 10, 4}},
+	{{"filter", 21, 0}, {"replace", 27, 1}, {"unfilter", 15, 2}, {"move", 30, 3}, {"move", 19, 4}, {"allow", 19, 5}},
 }
 
 func envInt(name string, def int) int {
