@@ -301,6 +301,11 @@ func TestSmallFeedsConvergeUnderEveryReading(t *testing.T) {
 		readings := gcalfake.CoveringReadings()
 		if everyReading[name] && !testing.Short() || os.Getenv("CALSYNCD_ALL_READINGS") == "1" {
 			readings = gcalfake.AllReadings()
+			if !strings.Contains(string(body), "EXRULE") {
+				// calsyncd never sends EXRULE: the switch cannot change
+				// what a feed without one shows (a third of the time).
+				readings = slices.DeleteFunc(readings, func(r gcalfake.Readings) bool { return r.ExRule != gcalfake.ExRuleApplied })
+			}
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
