@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -32,8 +33,48 @@ type Result struct {
 	// overrides of kept series an exclude turned into cancelled
 	// instances.
 	Excluded []feed.Event
+	// Why says, for each of Excluded (the same index), which filters left
+	// it out.
+	Why []Exclusion
 	// Skipped counts the feed's alarms reminders: feed could not mirror.
 	Skipped SkippedAlarms
+}
+
+// Exclusion is why the filters left an event out: the exclude that
+// matched it, or, when none did, the includes it matched none of.
+type Exclusion struct {
+	// Rule is the index in Policy.Filters of the first exclude that
+	// matched; -1 when no exclude did and the event matched no include.
+	Rule int
+	// Includes are the indexes in Policy.Filters of the includes, when
+	// no include matched (Rule -1).
+	Includes []int
+}
+
+// Explain says an exclusion in the configuration's words, prefix naming
+// the filters' key ("filters" or "defaults.filters"):
+// `filters[1] exclude.summary matched "^On-call"`, or `no include matched
+// (filters[0] include.categories "^DE$")`.
+func (p *Policy) Explain(x Exclusion, prefix string) string {
+	rule := func(i int, verb string) string {
+		if i < 0 || i >= len(p.Filters) {
+			return fmt.Sprintf("%s[%d]", prefix, i)
+		}
+		r := p.Filters[i]
+		kind := "include"
+		if r.Exclude {
+			kind = "exclude"
+		}
+		return fmt.Sprintf("%s[%d] %s.%s %s%s", prefix, i, kind, r.Field, verb, strconv.Quote(r.Pattern.String()))
+	}
+	if x.Rule >= 0 {
+		return rule(x.Rule, "matched ")
+	}
+	parts := make([]string, len(x.Includes))
+	for j, i := range x.Includes {
+		parts[j] = rule(i, "")
+	}
+	return "no include matched (" + strings.Join(parts, "; ") + ")"
 }
 
 // SkippedAlarms counts VALARMs that reminders: feed left out, by why.
@@ -104,22 +145,22 @@ func Render(events []feed.Event, p *Policy, c Context) (Result, error) {
 		}
 		ev := events[i]
 		if ev.RecurrenceID == "" {
-			keep := p.keeps(&ev, m)
+			keep, why := p.keepsWhy(&ev, m)
 			masterKept[ev.UID] = keep
 			if !keep {
-				res.Excluded = append(res.Excluded, ev)
+				res.Excluded, res.Why = append(res.Excluded, ev), append(res.Why, why)
 				continue
 			}
 		} else if kept, hasMaster := masterKept[ev.UID]; hasMaster {
 			if !kept {
 				continue // left out with its series
 			}
-			if p.excludes(&ev, m) && ev.Status != feed.StatusCancelled {
-				res.Excluded = append(res.Excluded, ev)
+			if rule := p.excludes(&ev, m); rule >= 0 && ev.Status != feed.StatusCancelled {
+				res.Excluded, res.Why = append(res.Excluded, ev), append(res.Why, Exclusion{Rule: rule})
 				ev.Status = feed.StatusCancelled
 			}
-		} else if !p.keeps(&ev, m) {
-			res.Excluded = append(res.Excluded, ev)
+		} else if keep, why := p.keepsWhy(&ev, m); !keep {
+			res.Excluded, res.Why = append(res.Excluded, ev), append(res.Why, why)
 			continue
 		}
 		p.present(&ev, c, &res.Skipped)
@@ -154,30 +195,37 @@ func limitAll(events []feed.Event) []feed.Event {
 	return out
 }
 
-// keeps reports whether the filters let an event through: it matches at
-// least one include (when there is one) and no exclude.
-func (p *Policy) keeps(ev *feed.Event, m *meter) bool {
-	included, includes := false, false
+// keepsWhy reports whether the filters let an event through: it matches
+// at least one include (when there is one) and no exclude; when they do
+// not, why. It matches the rules it matched before it said why (the
+// same ones, in the same order), so the filter budget is spent alike.
+func (p *Policy) keepsWhy(ev *feed.Event, m *meter) (bool, Exclusion) {
+	included := false
+	var includes []int
 	for i, r := range p.Filters {
 		switch {
 		case r.Exclude && m.match(p, i, ev):
-			return false
+			return false, Exclusion{Rule: i}
 		case !r.Exclude:
-			includes = true
+			includes = append(includes, i)
 			included = included || m.match(p, i, ev)
 		}
 	}
-	return included || !includes
+	if included || len(includes) == 0 {
+		return true, Exclusion{}
+	}
+	return false, Exclusion{Rule: -1, Includes: includes}
 }
 
-// excludes reports whether an exclude matches the event.
-func (p *Policy) excludes(ev *feed.Event, m *meter) bool {
+// excludes is the index of the first exclude that matches the event, -1
+// when none does.
+func (p *Policy) excludes(ev *feed.Event, m *meter) int {
 	for i, r := range p.Filters {
 		if r.Exclude && m.match(p, i, ev) {
-			return true
+			return i
 		}
 	}
-	return false
+	return -1
 }
 
 func (r Rule) matches(ev *feed.Event) bool {

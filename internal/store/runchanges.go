@@ -85,3 +85,43 @@ func (s *Store) RunChanges(ctx context.Context, runID int64) ([]calsyncd.RunChan
 	}
 	return out, rows.Err()
 }
+
+// WrittenAs is the title and start each of keys was last created or
+// updated with, as the runs still kept here recorded them; a key no kept
+// run wrote is missing from the map. It reads the subscription's kept
+// changes once (bounded by calsyncd.MaxRunChanges per kept run), however
+// many keys are asked for.
+func (s *Store) WrittenAs(ctx context.Context, subscriptionID string, keys []calsyncd.Key) (map[calsyncd.Key]calsyncd.RunChange, error) {
+	out := map[calsyncd.Key]calsyncd.RunChange{}
+	if len(keys) == 0 {
+		return out, nil
+	}
+	want := make(map[calsyncd.Key]bool, len(keys))
+	for _, k := range keys {
+		want[k] = true
+	}
+	rows, err := s.query(ctx, `SELECT kind, uid, recurrence_id, title, starts_at, all_day FROM run_changes
+		WHERE subscription_id = ? AND kind <> ? ORDER BY run_id, seq`, subscriptionID, string(calsyncd.RunDeleted))
+	if err != nil {
+		return nil, fmt.Errorf("store: the titles written for %s: %w", subscriptionID, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			c      calsyncd.RunChange
+			starts int64
+			allDay int
+		)
+		if err := rows.Scan(&c.Kind, &c.Key.UID, &c.Key.RecurrenceID, &c.Title, &starts, &allDay); err != nil {
+			return nil, fmt.Errorf("store: the titles written for %s: %w", subscriptionID, err)
+		}
+		if want[c.Key] {
+			c.Start, c.AllDay = fromMS(starts), allDay != 0
+			out[c.Key] = c // the later run's wins
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: the titles written for %s: %w", subscriptionID, err)
+	}
+	return out, nil
+}

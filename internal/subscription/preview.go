@@ -3,12 +3,14 @@ package subscription
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 
 	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/config"
 	"github.com/calsyncd/calsyncd/internal/diff"
 	"github.com/calsyncd/calsyncd/internal/feed"
+	"github.com/calsyncd/calsyncd/internal/render"
 )
 
 // Preview is what one sync of a subscription would do, as a dry-run
@@ -77,6 +79,87 @@ type Change struct {
 	Fields []string
 	// Reason says why a delete or an unusual update is planned.
 	Reason string
+	// Filter says which filters left an excluded event out (and a delete
+	// of one they now exclude); nil for others.
+	Filter *Filtered
+	// Look is what a create or an update writes of the event's
+	// presentation where it differs from Google's defaults (zero: none).
+	Look Look
+	// Recurrence is a series' RRULE, RDATE and EXDATE lines as Google
+	// takes them (nil for a single event or an instance).
+	Recurrence []string
+	// TitleFrom says where a delete's Summary and Start came from when the
+	// feed no longer has the event: TitleWritten when a kept run recorded
+	// what it was last written with, "" otherwise.
+	TitleFrom string
+}
+
+// TitleWritten: a delete's title and start are the ones its event was
+// last written with, as the store's record of runs has them.
+const TitleWritten = "written"
+
+// Filtered is why the filters left an event out, in the configuration's
+// words and rule by rule.
+type Filtered struct {
+	// Text is the reason as a person reads it: `filters[1]
+	// exclude.summary matched "^On-call"` or `no include matched
+	// (filters[0] include.categories "^DE$")`.
+	Text string
+	// Match is "exclude" (Rules holds the exclude that matched) or
+	// "no_include" (Rules holds the includes, none of which matched).
+	Match string
+	Rules []FilterRule
+}
+
+// FilterRule is one filter a Filtered names.
+type FilterRule struct {
+	// Key is its configuration key: "filters[1]", or
+	// "defaults.filters[1]" for a subscription taking the defaults'.
+	Key            string
+	Index          int
+	Kind           string // include or exclude
+	Field, Pattern string
+}
+
+// Look is an event's presentation beyond its text, where it differs from
+// what Google gives an event that does not say: the calendar's colour,
+// default visibility, busy, the calendar's reminders.
+type Look struct {
+	// Color is the colour's name (banana); "" for the calendar's.
+	Color string
+	// Visibility is public, private or confidential; "" for Google's
+	// default.
+	Visibility string
+	// Free: the event shows as free (transparent).
+	Free bool
+	// Reminders are the reminders written when they are not the
+	// calendar's default ones (no overrides and not UseDefault: none at
+	// all); nil when the calendar's defaults, or a person's own, stand.
+	Reminders *feed.Reminders
+}
+
+// IsZero reports whether the look is Google's defaults throughout.
+func (l Look) IsZero() bool {
+	return l.Color == "" && l.Visibility == "" && !l.Free && l.Reminders == nil
+}
+
+// lookOf is what ev writes of its presentation beyond Google's defaults.
+func lookOf(ev *feed.Event) Look {
+	var l Look
+	if ev.Status == feed.StatusCancelled {
+		return l
+	}
+	if v := ev.Visibility; v != "" && v != feed.VisibilityDefault {
+		l.Visibility = v
+	}
+	l.Free = ev.Transparency == feed.TransparencyTransparent
+	if st := ev.Style; st != nil {
+		l.Color = render.ColorName(st.ColorID)
+		if r := st.Reminders; r != nil && (!r.UseDefault || len(r.Overrides) > 0) {
+			l.Reminders = r
+		}
+	}
+	return l
 }
 
 // Reasons for a delete or an update.
@@ -123,8 +206,54 @@ func (r *Runner) Preview(ctx context.Context, sub config.Subscription, opts Opti
 	pv := p.preview()
 	if pv.Err == nil {
 		pv.Vacate = r.previewVacate(ctx, p)
+		r.titleDeletes(ctx, &pv)
 	}
 	return pv, nil
+}
+
+// WrittenTitles is a Store that remembers the title and start it last
+// wrote each event with (*store.Store, from its record of runs).
+type WrittenTitles interface {
+	WrittenAs(ctx context.Context, subscriptionID string, keys []calsyncd.Key) (map[calsyncd.Key]calsyncd.RunChange, error)
+}
+
+// titleDeletes names the deletes of events the feed no longer has by the
+// title and start they were last written with, where the store still has
+// them. Not finding them is no failure: such a delete stays known by its
+// key.
+func (r *Runner) titleDeletes(ctx context.Context, pv *Preview) {
+	wt, ok := r.Store.(WrittenTitles)
+	if !ok {
+		return
+	}
+	var keys []calsyncd.Key
+	for _, cs := range [][]Change{pv.Deletes, pv.Held} {
+		for _, c := range cs {
+			if c.Summary == "" {
+				keys = append(keys, c.Key)
+			}
+		}
+	}
+	if len(keys) == 0 {
+		return
+	}
+	written, err := wt.WrittenAs(ctx, pv.Subscription, keys)
+	if err != nil {
+		return
+	}
+	for _, cs := range [][]Change{pv.Deletes, pv.Held} {
+		for i := range cs {
+			w, ok := written[cs[i].Key]
+			if !ok || cs[i].Summary != "" || w.Title == "" {
+				continue
+			}
+			cs[i].Summary, cs[i].TitleFrom = w.Title, TitleWritten
+			if !w.Start.IsZero() {
+				cs[i].Start = feed.Time{T: w.Start.UTC(), AllDay: w.AllDay}
+			}
+		}
+		sortChanges(cs)
+	}
 }
 
 // previewVacate lists, read-only, what vacate would delete from each
@@ -180,17 +309,24 @@ func (p pass) preview() Preview {
 		}
 	}
 	for _, op := range p.plan.Creates {
-		pv.Creates = append(pv.Creates, eventChange(op))
+		c := eventChange(op)
+		if op.Event != nil {
+			c.Look = lookOf(op.Event)
+		}
+		pv.Creates = append(pv.Creates, c)
 	}
 	for _, op := range p.plan.Updates {
 		c := eventChange(op)
+		if op.Event != nil {
+			c.Look = lookOf(op.Event)
+		}
 		c.Fields = changedFields(op)
 		if op.Revert {
 			c.Reason = ReasonRevert
 		}
 		pv.Updates = append(pv.Updates, c)
 	}
-	excluded := excludedByKey(p.rendered.Excluded)
+	excluded := p.excludedByKey()
 	for _, op := range p.plan.Deletes {
 		if op.Forget {
 			pv.Forgotten++
@@ -215,7 +351,8 @@ func (p pass) preview() Preview {
 	}
 	for i := range p.rendered.Excluded {
 		ev := &p.rendered.Excluded[i]
-		pv.Excluded = append(pv.Excluded, Change{Key: ev.Key(), Summary: ev.Summary, Start: ev.Start, Reason: ReasonFiltered})
+		pv.Excluded = append(pv.Excluded, Change{Key: ev.Key(), Summary: ev.Summary, Start: ev.Start, Reason: ReasonFiltered,
+			Filter: p.exclusion(i), Recurrence: ev.Recurrence})
 	}
 	pv.Unchanged, pv.Rekeyed = p.plan.Unchanged, len(p.plan.Rekeys)
 	pv.HeldWhy = p.heldWhy()
@@ -228,9 +365,46 @@ func (p pass) preview() Preview {
 func eventChange(op diff.Op) Change {
 	c := Change{Key: op.Key}
 	if op.Event != nil {
-		c.Summary, c.Start = op.Event.Summary, op.Event.Start
+		c.Summary, c.Start, c.Recurrence = op.Event.Summary, op.Event.Start, op.Event.Recurrence
 	}
 	return c
+}
+
+// exclusion is why the filters left out the i-th excluded event (nil when
+// the render did not say).
+func (p pass) exclusion(i int) *Filtered {
+	why := p.rendered.Why
+	if i >= len(why) || p.policy == nil {
+		return nil
+	}
+	prefix := "filters"
+	if p.sub.Presentation.Filters == nil {
+		prefix = "defaults.filters"
+	}
+	x := why[i]
+	f := &Filtered{Text: p.policy.Explain(x, prefix), Match: "exclude"}
+	idx := []int{x.Rule}
+	if x.Rule < 0 {
+		f.Match, idx = "no_include", x.Includes
+	}
+	for _, j := range idx {
+		if j < 0 || j >= len(p.policy.Filters) {
+			continue
+		}
+		r := p.policy.Filters[j]
+		kind := "include"
+		if r.Exclude {
+			kind = "exclude"
+		}
+		f.Rules = append(f.Rules, FilterRule{Key: fmt.Sprintf("%s[%d]", prefix, j), Index: j, Kind: kind, Field: string(r.Field), Pattern: r.Pattern.String()})
+	}
+	return f
+}
+
+// excludedEvent is an event the filters left out, with why.
+type excludedEvent struct {
+	ev  *feed.Event
+	why *Filtered
 }
 
 // changedFields names what an update changes, from the digest the mapping
@@ -250,10 +424,11 @@ func changedFields(op diff.Op) []string {
 
 // excludedByKey indexes the excluded events by key, and the masters by
 // UID (key with no recurrence id).
-func excludedByKey(evs []feed.Event) map[calsyncd.Key]*feed.Event {
-	out := make(map[calsyncd.Key]*feed.Event, len(evs))
+func (p pass) excludedByKey() map[calsyncd.Key]excludedEvent {
+	evs := p.rendered.Excluded
+	out := make(map[calsyncd.Key]excludedEvent, len(evs))
 	for i := range evs {
-		out[evs[i].Key()] = &evs[i]
+		out[evs[i].Key()] = excludedEvent{ev: &evs[i], why: p.exclusion(i)}
 	}
 	return out
 }
@@ -261,19 +436,20 @@ func excludedByKey(evs []feed.Event) map[calsyncd.Key]*feed.Event {
 // deletedChange describes a delete: an event the filters excluded is
 // known by its feed title and start; one that left the feed only by its
 // key (and its original start, for an occurrence).
-func deletedChange(op diff.Op, excluded map[calsyncd.Key]*feed.Event) Change {
+func deletedChange(op diff.Op, excluded map[calsyncd.Key]excludedEvent) Change {
 	c := Change{Key: op.Key, Reason: ReasonLeft}
 	master := excluded[calsyncd.Key{UID: op.Key.UID}]
-	ev := excluded[op.Key]
-	if ev == nil && op.Key.Kind() != calsyncd.Top {
-		ev = excluded[calsyncd.Key{UID: op.Key.UID, RecurrenceID: op.Key.Start()}]
+	ex, found := excluded[op.Key]
+	if !found && op.Key.Kind() != calsyncd.Top {
+		ex, found = excluded[calsyncd.Key{UID: op.Key.UID, RecurrenceID: op.Key.Start()}]
 	}
 	switch {
-	case ev != nil:
-		c.Summary, c.Start, c.Reason = ev.Summary, ev.Start, ReasonFiltered
-	case master != nil:
-		c.Summary, c.Reason = master.Summary, ReasonFiltered
-		c.Start = occurrence(op.Key, master.Start)
+	case found:
+		c.Summary, c.Start, c.Reason, c.Filter = ex.ev.Summary, ex.ev.Start, ReasonFiltered, ex.why
+		c.Recurrence = ex.ev.Recurrence
+	case master.ev != nil:
+		c.Summary, c.Reason, c.Filter = master.ev.Summary, ReasonFiltered, master.why
+		c.Start = occurrence(op.Key, master.ev.Start)
 	default:
 		c.Start = occurrence(op.Key, feed.Time{})
 	}
