@@ -223,6 +223,12 @@ func (p pass) vacatePlan(owned []diff.Owned, loc calsyncd.Location) (deletes, he
 			unmirrored = append(unmirrored, op)
 		}
 	}
+	if p.writes().NeverDelete {
+		// deletes: never: an event the feed no longer has would leave no
+		// copy; it stays in the calendar moved away from (unmapped, its
+		// mapping was the old calendar's), neither deleted nor held.
+		return deletes, nil
+	}
 	g := p.cfg.Sync.DeleteGuard
 	over := func(lost, of int) bool { return lost > g.MinDeletes && float64(lost) > g.MaxFraction*float64(of) }
 	switch {
