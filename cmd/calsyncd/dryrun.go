@@ -115,6 +115,8 @@ type previewJSON struct {
 	Unchanged      int              `json:"unchanged"`
 	Rekeyed        int              `json:"rekeyed"`
 	Reconcile      *reconcileJSON   `json:"reconcile,omitempty"`
+	KeptDeletes    int              `json:"kept_deletes"`
+	KeptUpdates    int              `json:"kept_updates"`
 	Warnings       int              `json:"feed_warnings"`
 	Error          *previewErrorRep `json:"error,omitempty"`
 }
@@ -235,6 +237,7 @@ func toPreviewJSON(ap advisedPreview) previewJSON {
 	j := previewJSON{ID: pv.Subscription, Create: changes(pv.Creates, false), Update: changes(pv.Updates, true),
 		Delete: changes(pv.Deletes, false), HeldDeletes: len(pv.Held), Excluded: len(pv.Excluded), Held: changes(pv.Held, false), HeldWhy: pv.HeldWhy,
 		ExcludedEvents: changes(pv.Excluded, false), Unchanged: pv.Unchanged, Rekeyed: pv.Rekeyed, Warnings: len(pv.Warnings)}
+	j.KeptDeletes, j.KeptUpdates = len(pv.KeptDeletes), len(pv.KeptUpdates)
 	for i, v := range pv.Vacate {
 		vj := vacateJSON{Calendar: v.At.Calendar, Account: v.At.Account, Deletes: v.Deletes, Held: v.Held}
 		if v.Err != nil {
@@ -325,6 +328,7 @@ func writePreviewText(w io.Writer, previews []advisedPreview) error {
 		if pv.ReconcileSkipped != nil {
 			fmt.Fprintf(w, "  reconcile skipped (the sync goes on without it): %s\n", printable.String(ap.ReconcileAdvice.String()))
 		}
+		writeKeptText(w, pv)
 		if r := pv.Reconcile; r != nil && r.Adopted+r.Restoring+r.Duplicates+r.Repairing > 0 {
 			fmt.Fprintf(w, "  reconcile: %d of our events in Google to adopt, %d to restore, %d duplicates to delete, %d edited by hand to write back\n",
 				r.Adopted, r.Restoring, r.Duplicates, r.Repairing)
@@ -442,4 +446,20 @@ func minutesText(m int) string {
 		return strconv.Itoa(m/60) + "h"
 	}
 	return strconv.Itoa(m) + "m"
+}
+
+// writeKeptText says what the subscription's write policy keeps from
+// Google that mirroring would write: "12 deletes not made (deletes:
+// never)".
+func writeKeptText(w io.Writer, pv subscription.Preview) {
+	var parts []string
+	if n := len(pv.KeptDeletes); n > 0 {
+		parts = append(parts, plural(n, "delete", "deletes")+" not made (deletes: never)")
+	}
+	if n := len(pv.KeptUpdates); n > 0 {
+		parts = append(parts, plural(n, "update", "updates")+" not made (updates: never)")
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(w, "  kept: %s\n", strings.Join(parts, ", "))
+	}
 }

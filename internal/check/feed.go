@@ -34,7 +34,7 @@ func (c *Checker) feed(ctx context.Context, sub config.Subscription, key string)
 	f.Bytes = len(resp.Body)
 	win := c.Config.EffectiveWindow(sub)
 	cal, err := feed.ParseBytes(resp.Body, feed.Options{DefaultZone: c.Config.EffectiveTimeZone(sub), Identity: feed.Identity(sub.Identity),
-		WindowPast: win.Past.D(), WindowFuture: win.Future.D(), Now: c.now()})
+		WindowPast: win.PastReach(), WindowFuture: win.Future.D(), Now: c.now()})
 	if err != nil {
 		return f, []problem{{what: "the feed is not a calendar: " + err.Error(), do: "check " + key + ".url"}}, nil
 	}

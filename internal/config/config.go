@@ -138,10 +138,13 @@ type Feed struct {
 }
 
 // Window bounds which events are mirrored, relative to now. Zero means
-// unbounded.
+// unbounded; past: now (PastNow) means future events only.
 type Window struct {
 	Past   Duration `yaml:"past"`
 	Future Duration `yaml:"future"`
+	// PastNow: window.past is now, the events under way or to come
+	// (Past is 0). Read the past bound through PastReach.
+	PastNow bool `yaml:"-"`
 }
 
 // Limits bound what one feed may cost per run. A feed over a limit is

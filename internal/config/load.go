@@ -452,8 +452,39 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 			continue
 		}
 		d.lines[p] = k.Line
+		if v.Type() == windowType && k.Value == "past" {
+			d.decodeWindowPast(val, v.Addr().Interface().(*Window), p)
+			continue
+		}
 		d.decode(val, v.FieldByIndex(idx), p)
 	}
+}
+
+var windowType = reflect.TypeOf(Window{})
+
+// decodeWindowPast reads window.past: a duration, 0 (unbounded) or now
+// (future events only).
+func (d *decoder) decodeWindowPast(n *yaml.Node, w *Window, path string) {
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return
+	}
+	s, ok := d.scalar(n, path)
+	if !ok {
+		return
+	}
+	if strings.EqualFold(strings.TrimSpace(s), PastNow) {
+		w.Past, w.PastNow = 0, true
+		return
+	}
+	v, err := ParseDuration(s)
+	if err != nil {
+		d.errorf(n.Line, path, "%v; or now for future events only, 0 for no limit", err)
+		return
+	}
+	w.Past, w.PastNow = v, false
 }
 
 // structFields maps a struct's keys to their fields' index paths; the keys

@@ -32,6 +32,12 @@ type Presentation struct {
 	Transparency *string `yaml:"transparency"`
 	// Reminders are the reminders of timed and of all-day events.
 	Reminders *Reminders `yaml:"reminders"`
+	// Deletes is mirror (the default: events that leave the feed are
+	// deleted) or never (they stay in Google: add-only); Updates is
+	// mirror or never (an event, once written, is never written again).
+	// See Writes.
+	Deletes *string `yaml:"deletes"`
+	Updates *string `yaml:"updates"`
 }
 
 // Filter is one rule: an include or an exclude.
@@ -178,6 +184,7 @@ func checkPresentation(bad complaint, at string, p Presentation) {
 			bad(at+".transparency", "%v", err)
 		}
 	}
+	checkWritePolicy(bad, at, p)
 }
 
 // filterError says which key of a filter is wrong.
@@ -221,7 +228,7 @@ func (c *Config) EffectivePresentation(s Subscription) Presentation {
 		p.Filters = d.Filters
 	}
 	for _, f := range []struct{ dst, def **string }{{&p.Title, &d.Title}, {&p.Color, &d.Color}, {&p.Privacy, &d.Privacy},
-		{&p.Visibility, &d.Visibility}, {&p.Transparency, &d.Transparency}} {
+		{&p.Visibility, &d.Visibility}, {&p.Transparency, &d.Transparency}, {&p.Deletes, &d.Deletes}, {&p.Updates, &d.Updates}} {
 		if *f.dst == nil {
 			*f.dst = *f.def
 		}

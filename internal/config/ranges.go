@@ -74,7 +74,7 @@ const maxWindow = 3660 * day
 
 func windowRanges(prefix string, w Window) []durationRange {
 	return []durationRange{
-		{key: prefix + ".past", v: w.Past, min: 1, max: maxWindow, zero: "unbounded"},
+		{key: prefix + ".past", v: w.Past, min: 1, max: maxWindow, zero: "unbounded; now is future events only"},
 		{key: prefix + ".future", v: w.Future, min: 1, max: maxWindow, zero: "unbounded"},
 	}
 }

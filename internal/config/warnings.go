@@ -40,6 +40,7 @@ func (c *Config) warnings(d *decoder) []Warning {
 	}
 	out = append(out, c.stopWarning(d)...)
 	out = append(out, c.credentialWarnings(d)...)
+	out = append(out, c.windowPastWarnings(d)...)
 	return append(out, c.presentationWarnings(d)...)
 }
 

@@ -241,6 +241,12 @@ func (p pass) vacatePlan(owned []diff.Owned, loc calsyncd.Location) (deletes, he
 			strays = append(strays, op)
 		}
 	}
+	if p.writes().NeverDelete {
+		// deletes: never: an event the feed no longer has would leave no
+		// copy; it stays in the calendar moved away from (unmapped, its
+		// mapping was the old calendar's), neither deleted nor held.
+		return deletes, nil
+	}
 	if p.opts.AllowDeletes {
 		return append(append(deletes, unmirrored...), strays...), nil
 	}

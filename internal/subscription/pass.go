@@ -121,6 +121,9 @@ type pass struct {
 	mapped     int            // mappings within the window the plan was made against
 	churn      *diff.UIDChurn // the first round's
 	verdict    diff.Verdict   // the guard's, for the whole run
+	// kept is what the subscription's write policy (deletes: never,
+	// updates: never) took out of the plan.
+	kept diff.Kept
 	// peak is the guard's high-water mark of mappings, reached at peakAt.
 	peak    int
 	peakAt  time.Time
@@ -407,8 +410,20 @@ func (p pass) full() bool {
 // reads the feed in full on the next run, not once the feed changes.
 func (p pass) fingerprint() string {
 	win := p.cfg.EffectiveWindow(p.sub)
-	return p.policy.Fingerprint() + fmt.Sprintf("read zone=%q identity=%q past=%d future=%d\n",
-		p.cfg.EffectiveTimeZone(p.sub), p.sub.Identity, win.Past.D(), win.Future.D())
+	fp := p.policy.Fingerprint() + fmt.Sprintf("read zone=%q identity=%q past=%d future=%d\n",
+		p.cfg.EffectiveTimeZone(p.sub), p.sub.Identity, win.PastReach(), win.Future.D())
+	// The write policy only when it keeps something: a subscription that
+	// mirrors keeps the fingerprint it had before the keys existed.
+	if w := p.writes(); w.NeverDelete || w.NeverUpdate {
+		fp += fmt.Sprintf("writes never_delete=%t never_update=%t\n", w.NeverDelete, w.NeverUpdate)
+	}
+	return fp
+}
+
+// writes is the subscription's write policy.
+func (p pass) writes() diff.Writes {
+	w := p.cfg.EffectiveWrites(p.sub)
+	return diff.Writes{NeverDelete: w.NeverDelete, NeverUpdate: w.NeverUpdate}
 }
 
 // unchanged: the body is the one of the last complete run (for servers
@@ -426,7 +441,7 @@ func (r *Runner) parse(ctx context.Context, p pass) pass {
 	win := p.cfg.EffectiveWindow(p.sub)
 	p.now = r.now()
 	opts := feed.Options{DefaultZone: p.cfg.EffectiveTimeZone(p.sub), Identity: feed.Identity(p.sub.Identity),
-		WindowPast: win.Past.D(), WindowFuture: win.Future.D(), Now: p.now, Charset: p.resp.Charset, MaxEvents: p.cfg.EffectiveLimits(p.sub).MaxEvents}
+		WindowPast: win.PastReach(), WindowFuture: win.Future.D(), Now: p.now, Charset: p.resp.Charset, MaxEvents: p.cfg.EffectiveLimits(p.sub).MaxEvents}
 	var (
 		cal *feed.Calendar
 		err error
@@ -574,8 +589,8 @@ func shape(p pass) pass {
 	opts := diff.ShapeOptions{From: p.now.Add(-expansionReach), To: p.now.Add(expansionReach),
 		Unsupported: p.writer.Unsupported, Rejected: p.known.rejections,
 		MaxExpanded: p.cfg.EffectiveLimits(p.sub).MaxInstancesExpanded}
-	if win.Past > 0 {
-		opts.From = p.now.Add(-win.Past.D())
+	if past := win.PastReach(); past > 0 {
+		opts.From = p.now.Add(-past)
 	}
 	if win.Future > 0 {
 		opts.To = p.now.Add(win.Future.D())
@@ -639,15 +654,18 @@ func writesSeries(ops []diff.Op) bool {
 
 // plan compares the shaped feed with what we mapped. Only the window is
 // mirrored: events that aged out of it stay in Google as they are, whether
-// they are still in the feed or not. The first round also looks for a feed
-// that mints new UIDs on every fetch.
+// they are still in the feed or not (with window.past: now, every event
+// that ended before the pass). The write policy then takes out what the
+// subscription never writes (deletes: never, updates: never), before the
+// guard weighs the deletes: a kept delete is no held one. The first round
+// also looks for a feed that mints new UIDs on every fetch.
 func plan(p pass) pass {
 	win := p.cfg.EffectiveWindow(p.sub)
-	inWindow := withinWindow(p.known.mappings, p.cal.Outside, p.now.Add(-win.Past.D()), win.Past > 0)
+	inWindow := withinWindow(p.known.mappings, p.cal.Outside, p.now.Add(-win.PastReach()), win.PastReach() > 0)
 	if rp := p.repaired; rp != nil && rp.owned != nil && p.round == 1 {
 		inWindow = drifted(rp, p.shaped.Events, inWindow)
 	}
-	p.plan = diff.Compute(p.shaped.Events, inWindow, p.known.rejections)
+	p.plan, p.kept = diff.Compute(p.shaped.Events, inWindow, p.known.rejections).Keep(p.writes())
 	p.mapped = len(inWindow)
 	if p.round == 1 {
 		churn := diff.DetectUnstableUIDs(p.shaped.Events, inWindow)
@@ -712,6 +730,7 @@ func guard(p pass) pass {
 	p.planned.Updates += len(p.plan.Updates)
 	p.planned.Deletes += len(p.plan.Deletes)
 	p.planned.HeldDeletes = p.verdict.Held
+	p.planned.KeptDeletes, p.planned.KeptUpdates = len(p.kept.Deletes), len(p.kept.Updates)
 	return p
 }
 

@@ -24,6 +24,10 @@ type Preview struct {
 	// HeldWhy says why the guard holds them and what releases them ("":
 	// none held).
 	HeldWhy string
+	// KeptDeletes and KeptUpdates are the writes mirroring would make
+	// that the subscription's write policy keeps from Google (deletes:
+	// never, updates: never).
+	KeptDeletes, KeptUpdates []Change
 	// Excluded are the feed's events the filters leave out (a series
 	// counts once; an override an exclude cancels counts too).
 	Excluded []Change
@@ -354,6 +358,16 @@ func (p pass) preview() Preview {
 		pv.Excluded = append(pv.Excluded, Change{Key: ev.Key(), Summary: ev.Summary, Start: ev.Start, Reason: ReasonFiltered,
 			Filter: p.exclusion(i), Recurrence: ev.Recurrence})
 	}
+	for _, op := range p.kept.Deletes {
+		pv.KeptDeletes = append(pv.KeptDeletes, deletedChange(op, excluded))
+	}
+	for _, op := range p.kept.Updates {
+		c := eventChange(op)
+		c.Fields = changedFields(op)
+		pv.KeptUpdates = append(pv.KeptUpdates, c)
+	}
+	sortChanges(pv.KeptDeletes)
+	sortChanges(pv.KeptUpdates)
 	pv.Unchanged, pv.Rekeyed = p.plan.Unchanged, len(p.plan.Rekeys)
 	pv.HeldWhy = p.heldWhy()
 	for _, cs := range [][]Change{pv.Creates, pv.Updates, pv.Deletes, pv.Held, pv.Excluded} {

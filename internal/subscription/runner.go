@@ -139,6 +139,10 @@ type Report struct {
 // PlanCounts summarises the plan a run computed.
 type PlanCounts struct {
 	Creates, Updates, Deletes, Unchanged, HeldDeletes int
+	// KeptDeletes and KeptUpdates are the deletes and updates the
+	// subscription's write policy kept from Google (deletes: never,
+	// updates: never), in the run's last round.
+	KeptDeletes, KeptUpdates int
 }
 
 // Observer is told what runs do.

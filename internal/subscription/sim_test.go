@@ -60,7 +60,7 @@ var simKinds = []string{
 	"edit", "add", "remove", "replace", "shrink", "empty", "html", "truncated", "404",
 	// operator actions
 	"filter", "unfilter", "allow", "reconcile", "lostdb", "rename", "person", "sigterm", "owner2", "kill",
-	"account", "extra", "move",
+	"account", "extra", "move", "policy",
 	// Google behaviours
 	"5xx", "ratelimit", "lockout", "lost", "reading", "latency",
 }
@@ -98,6 +98,15 @@ type simWorld struct {
 	// extraStrays: a lost database left events of the extra subscription
 	// in Google that no database knows it wrote.
 	extraStrays bool
+	// neverDelete and neverUpdate are the subscription's write policy
+	// (the step "policy"); kept: a run under deletes: never may have
+	// left events in Google that mirroring would have deleted, until a
+	// clean run under mirror deletes them.
+	neverDelete, neverUpdate, kept bool
+	// ours and content are our events before the step, in either
+	// calendar: their UIDs, and each event's content by id.
+	ours    map[string]bool
+	content map[string]string
 }
 
 func newSimWorld(t *testing.T) *simWorld {
@@ -401,6 +410,11 @@ func (w *simWorld) step(t *testing.T, s simStep) simRun {
 		} else {
 			h.cfg.Subscriptions[0].Calendar = simMoved
 		}
+	case "policy":
+		// deletes: and updates: never or mirror, in turn by N.
+		w.neverDelete, w.neverUpdate = s.N%2 == 1, s.N%4 >= 2
+		sub := &h.cfg.Subscriptions[0]
+		sub.Deletes, sub.Updates = policyValue(w.neverDelete), policyValue(w.neverUpdate)
 	case "extra":
 		if why := w.extraStep(t, s); why != "" {
 			run.violation = why
@@ -503,6 +517,67 @@ func (w *simWorld) step(t *testing.T, s simStep) simRun {
 	return run
 }
 
+func policyValue(never bool) *string {
+	v := config.WriteMirror
+	if never {
+		v = config.WriteNever
+	}
+	return &v
+}
+
+// snapshot notes our events before a step: their UIDs, in either
+// calendar, and each one's content by id.
+func (w *simWorld) snapshot() {
+	w.ours, w.content = map[string]bool{}, map[string]string{}
+	for _, cal := range []string{simAddress, simMoved} {
+		for _, ev := range w.h.fake.Events(cal) {
+			if gcalwriter.Owned(ev, w.h.owner, "team") && ev.Status != "cancelled" {
+				w.ours[ev.ExtendedProperties.Private[gcalwriter.PropUID]] = true
+				w.content[cal+" "+ev.Id] = simContent(ev)
+			}
+		}
+	}
+}
+
+// simContent is what the feed writes of an event.
+func simContent(ev *calendar.Event) string {
+	var start string
+	if ev.Start != nil {
+		start = ev.Start.Date + ev.Start.DateTime
+	}
+	return ev.Summary + " | " + start + " | " + ev.Description + " | " + ev.Location
+}
+
+// policyViolation checks the write policy the step ran under: under
+// deletes: never no event of ours left Google (a copy stays of every
+// UID, in either calendar), under updates: never none changed content.
+func (w *simWorld) policyViolation() string {
+	if w.neverDelete {
+		now := map[string]bool{}
+		for _, cal := range []string{simAddress, simMoved} {
+			for u := range w.ownedIn(cal) {
+				now[u] = true
+			}
+		}
+		for u := range w.ours {
+			if !now[u] {
+				return fmt.Sprintf("under deletes: never, a run deleted our %s", u)
+			}
+		}
+	}
+	if w.neverUpdate {
+		for _, cal := range []string{simAddress, simMoved} {
+			for _, ev := range w.h.fake.Events(cal) {
+				was, ok := w.content[cal+" "+ev.Id]
+				if ok && ev.Status != "cancelled" && simContent(ev) != was {
+					return fmt.Sprintf("under updates: never, a run changed our %s from %q to %q", ev.Id, was, simContent(ev))
+				}
+			}
+		}
+	}
+	return ""
+}
+
 // errKilled is what a killed process's store answers.
 var errKilled = errors.New("sim: the process was killed")
 
@@ -596,6 +671,19 @@ func (w *simWorld) check(t *testing.T, run simRun, before int, was calsyncd.Subs
 	if run.violation != "" {
 		return run.violation
 	}
+	if why := w.policyViolation(); why != "" {
+		return why
+	}
+	if w.neverDelete {
+		w.kept = true
+		// Events the feed no longer has stay in a calendar moved away
+		// from, unmapped, as a lost database's would.
+		for _, cal := range []string{simAddress, simMoved} {
+			if cal != w.calendar() && len(w.ownedIn(cal)) > 0 {
+				w.lostElsewhere, w.strays = true, true
+			}
+		}
+	}
 	// Another owner's events are never changed or deleted by our runs.
 	if w.other != nil && !maps.Equal(w.marked("other"), w.theirs) {
 		return "our run changed or deleted the other installation's events"
@@ -668,6 +756,19 @@ func (w *simWorld) check(t *testing.T, run simRun, before int, was calsyncd.Subs
 		return ""
 	}
 	w.clean++
+	if w.kept && !w.neverDelete {
+		// The first clean run under mirror deleted what was kept.
+		w.kept = false
+	} else if w.kept {
+		// What deletes: never keeps stays: only what must be there is
+		// checked.
+		for u, s := range w.feed {
+			if (w.excluded == nil || !w.excluded.MatchString(s)) && owned[u] != 1 {
+				return fmt.Sprintf("after a clean run under deletes: never, %s is in Google %d times", u, owned[u])
+			}
+		}
+		return ""
+	}
 	if w.lostElsewhere {
 		w.lostElsewhere = false
 		for _, cal := range []string{simAddress, simMoved} {
@@ -727,6 +828,7 @@ func simulate(t *testing.T, steps []simStep) (int, string) {
 		// throttle or lock out an account pass as they do in a day.
 		time.Sleep(time.Hour)
 		before := w.distinct()
+		w.snapshot()
 		was, err := w.h.store.Subscription(t.Context(), "team")
 		if err != nil {
 			t.Fatal(err)
