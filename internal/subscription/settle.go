@@ -40,7 +40,7 @@ func (p pass) ending() ending {
 		// The writer gave up on them after its retries: Google is having
 		// trouble (5xx, connections broken), which is transient, not a
 		// fault of ours (class internal would send the operator to the log).
-		return ending{outcome: calsyncd.OutcomeFailed, err: fmt.Errorf("subscription: %d writes failed: %w", res.Failed,
+		return ending{outcome: calsyncd.OutcomeFailed, err: fmt.Errorf("subscription: %s failed: %w", writesText(res.Failed),
 			calsyncd.NewError(calsyncd.ClassTransient, "Google answered with server errors beyond the writer's retries; they are tried again on the next run"))}
 	case res.Skipped > 0:
 		// Interrupted by shutdown: the rest is picked up by the next run.
@@ -226,9 +226,9 @@ func (p pass) logRun(rep Report, e ending) {
 	msg, level := "sync finished", slog.LevelInfo
 	switch {
 	case e.interrupted:
-		msg, level = fmt.Sprintf("sync interrupted by shutdown; deferred %d writes", run.Deferred), slog.LevelWarn
+		msg, level = "sync interrupted by shutdown; deferred " + writesText(run.Deferred), slog.LevelWarn
 	case run.Outcome == calsyncd.OutcomeDeferred:
-		msg, level = fmt.Sprintf("sync deferred %d writes", run.Deferred), slog.LevelWarn
+		msg, level = "sync deferred " + writesText(run.Deferred), slog.LevelWarn
 	case run.Outcome == calsyncd.OutcomeFailed:
 		msg, level = "sync failed", slog.LevelError
 	case run.Outcome == calsyncd.OutcomePartial || notable:
@@ -316,4 +316,12 @@ func withoutNote(notes []string, note string) []string {
 		}
 	}
 	return out
+}
+
+// writesText is "1 write", "2 writes".
+func writesText(n int) string {
+	if n == 1 {
+		return "1 write"
+	}
+	return fmt.Sprintf("%d writes", n)
 }
