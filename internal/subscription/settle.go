@@ -226,9 +226,9 @@ func (p pass) logRun(rep Report, e ending) {
 	msg, level := "sync finished", slog.LevelInfo
 	switch {
 	case e.interrupted:
-		msg, level = "sync interrupted by shutdown; deferred " + writesText(run.Deferred), slog.LevelWarn
+		msg, level = "sync interrupted by shutdown; deferred "+writesText(run.Deferred), slog.LevelWarn
 	case run.Outcome == calsyncd.OutcomeDeferred:
-		msg, level = "sync deferred " + writesText(run.Deferred), slog.LevelWarn
+		msg, level = "sync deferred "+writesText(run.Deferred), slog.LevelWarn
 	case run.Outcome == calsyncd.OutcomeFailed:
 		msg, level = "sync failed", slog.LevelError
 	case run.Outcome == calsyncd.OutcomePartial || notable:
