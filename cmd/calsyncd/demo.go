@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -62,32 +63,15 @@ func (c *demoCommand) Run(ctx context.Context, args []string) error {
 	defer stop(context.WithoutCancel(ctx))
 	cfg := demoConfig(dir, base, fake)
 
-	a, err := openApp(ctx, cfg, log, false)
+	// The story runs the first syncs itself.
+	a, d, page, closeDaemon, err := demoDaemon(ctx, cfg, log, *listen)
 	if err != nil {
 		return err
 	}
-	defer a.Close()
-	metrics := status.NewMetrics()
-	bi := readBuildInfo()
-	metrics.SetBuildInfo(bi.Version, bi.Revision, bi.GoVersion)
-	a.runner.Observer, a.metrics = metrics, metrics
-	metrics.WatchSubscriptions(a.store, func() []string { return subscriptionIDs(a.config()) })
-
-	d := subscription.NewDaemon(cfg, a.runner, a.store, log, uint64(time.Now().UnixNano()))
-	d.SkipCatchUp() // the story runs the first syncs itself
-	statusLn, err := net.Listen("tcp", *listen)
-	if err != nil {
-		if statusLn, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
-			return err
-		}
-	}
-	srv := status.NewServer(status.ServerOptions{Source: a.store, Config: a.config, Daemon: d, Pacers: a.pacers, Metrics: metrics, Log: log})
-	go srv.Serve(statusLn)
-	defer srv.Shutdown(context.WithoutCancel(ctx))
+	defer closeDaemon()
 	if err := d.Start(ctx); err != nil {
 		return err
 	}
-	page := "http://" + statusLn.Addr().String() + "/"
 	log.Info("demo: the Google Calendar emulator and four sample feeds are up; open the status page to watch",
 		"status_page", page, "emulator", cfg.Google.Endpoint)
 
@@ -173,4 +157,36 @@ func (a *app) throttledUntil(account string) time.Time {
 		}
 	}
 	return time.Time{}
+}
+
+// demoDaemon opens the app on the emulator's configuration and serves its
+// status page on listen (any loopback port when it is taken): the daemon
+// with metrics, not started, its first passes left to the caller
+// (SkipCatchUp). stop closes what it opened.
+func demoDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger, listen string) (*app, *subscription.Daemon, string, func(), error) {
+	a, err := openApp(ctx, cfg, log, false)
+	if err != nil {
+		return nil, nil, "", nil, err
+	}
+	metrics := status.NewMetrics()
+	bi := readBuildInfo()
+	metrics.SetBuildInfo(bi.Version, bi.Revision, bi.GoVersion)
+	a.runner.Observer, a.metrics = metrics, metrics
+	metrics.WatchSubscriptions(a.store, func() []string { return subscriptionIDs(a.config()) })
+	d := subscription.NewDaemon(cfg, a.runner, a.store, log, uint64(time.Now().UnixNano()))
+	d.SkipCatchUp()
+	statusLn, err := net.Listen("tcp", listen)
+	if err != nil {
+		if statusLn, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			a.Close()
+			return nil, nil, "", nil, err
+		}
+	}
+	srv := status.NewServer(status.ServerOptions{Source: a.store, Config: a.config, Daemon: d, Pacers: a.pacers, Metrics: metrics, Log: log})
+	go srv.Serve(statusLn)
+	stop := func() {
+		srv.Shutdown(context.WithoutCancel(ctx))
+		a.Close()
+	}
+	return a, d, "http://" + statusLn.Addr().String() + "/", stop, nil
 }

@@ -84,27 +84,12 @@ func (c *demoCommand) runConfig(ctx context.Context, o demoConfigOptions) error 
 	ignored := onEmulator(cfg, dir, emulator)
 
 	log := newLogger(c.m.Stderr, config.Log{Format: o.logFormat, Level: cfg.Log.Level})
-	a, err := openApp(ctx, cfg, log, false)
+	// The first pass below runs every subscription, and prints it.
+	a, d, page, stop, err := demoDaemon(ctx, cfg, log, o.listen)
 	if err != nil {
 		return err
 	}
-	defer a.Close()
-	metrics := status.NewMetrics()
-	bi := readBuildInfo()
-	metrics.SetBuildInfo(bi.Version, bi.Revision, bi.GoVersion)
-	a.runner.Observer, a.metrics = metrics, metrics
-	metrics.WatchSubscriptions(a.store, func() []string { return subscriptionIDs(a.config()) })
-	d := subscription.NewDaemon(cfg, a.runner, a.store, log, uint64(time.Now().UnixNano()))
-	d.SkipCatchUp() // the first pass below runs every subscription, and prints it
-	statusLn, err := net.Listen("tcp", o.listen)
-	if err != nil {
-		if statusLn, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
-			return err
-		}
-	}
-	srv := status.NewServer(status.ServerOptions{Source: a.store, Config: a.config, Daemon: d, Pacers: a.pacers, Metrics: metrics, Log: log})
-	go srv.Serve(statusLn)
-	defer srv.Shutdown(context.WithoutCancel(ctx))
+	defer stop()
 
 	out := c.m.Stdout
 	fmt.Fprintf(out, "calsyncd demo: the %d subscriptions of %s on the built-in Google Calendar emulator; nothing is sent to Google.\n",
@@ -114,7 +99,6 @@ func (c *demoCommand) runConfig(ctx context.Context, o demoConfigOptions) error 
 	for _, s := range ignored {
 		fmt.Fprintf(out, "  - %s\n", s)
 	}
-	page := "http://" + statusLn.Addr().String() + "/"
 	fmt.Fprintf(out, "\nstatus page: %s\n", page)
 	fmt.Fprintf(out, "emulator:    %s (the Calendar API; GET calendars/ID/events shows what Google would hold)\n\n", emulator)
 
