@@ -1,9 +1,7 @@
 package fetch_test
 
 import (
-	"bufio"
 	"context"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -17,27 +15,7 @@ import (
 // the reason phrase can carry what net/http's server would never send.
 func hostileServer(t *testing.T, statusLine string) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
-					return
-				}
-				c.Write([]byte(statusLine + "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"))
-			}()
-		}
-	}()
-	return "http://" + ln.Addr().String()
+	return echoServer(t, func(*http.Request) string { return statusLine })
 }
 
 // HostileReason is a status text that recolours the terminal and rewrites
