@@ -3,11 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"io"
-	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -22,35 +19,6 @@ import (
 
 	"github.com/calsyncd/calsyncd/internal/status"
 )
-
-// hashTree is a digest of every name, mode and byte under dir.
-func hashTree(t *testing.T, dir string) string {
-	t.Helper()
-	h := sha256.New()
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		io.WriteString(h, rel+"\x00"+info.Mode().String()+"\x00"+info.ModTime().String()+"\x00")
-		if d.Type().IsRegular() {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			h.Write(b)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
 
 // `calsyncd demo --config` runs a person's own subscriptions — a file://
 // feed and an http one, on calendar ids of their choosing — against the
@@ -85,7 +53,7 @@ func TestDemoWithConfig(t *testing.T) {
 	os.Mkdir(state, 0o700)
 	writeFile(t, state, "calsyncd.db", "not a database: opening it would fail")
 	writeFile(t, state, "token-default.json", `{"access_token":"demo-access-secret","refresh_token":"demo-refresh-secret"}`)
-	before := hashTree(t, state)
+	before := stateHash(t, state)
 	cfg := writeFile(t, dir, "config.yaml", `state_dir: state
 google:
   credentials_file: /nonexistent/client.json
@@ -220,7 +188,7 @@ subscriptions:
 	}
 	for range lines {
 	}
-	if after := hashTree(t, state); after != before {
+	if after := stateHash(t, state); after != before {
 		t.Error("the demo changed the configuration's state_dir")
 	}
 	if _, err := os.Stat(found["tmp"]); !os.IsNotExist(err) {

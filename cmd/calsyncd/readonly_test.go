@@ -18,8 +18,8 @@ import (
 	"github.com/calsyncd/calsyncd/internal/gcalfake"
 )
 
-// stateHash is every file under dir with its mode and content: what a
-// read-only command must leave exactly as it was.
+// stateHash is every file under dir with its mode, time and content: what
+// a read-only command must leave exactly as it was.
 func stateHash(t *testing.T, dir string) string {
 	t.Helper()
 	var lines []string
@@ -31,7 +31,7 @@ func stateHash(t *testing.T, dir string) string {
 		if err != nil {
 			return err
 		}
-		line := strings.TrimPrefix(p, dir) + " " + fi.Mode().String()
+		line := strings.TrimPrefix(p, dir) + " " + fi.Mode().String() + " " + fi.ModTime().String()
 		if d.Type().IsRegular() {
 			b, err := os.ReadFile(p)
 			if err != nil {
