@@ -3,7 +3,7 @@ package subscription
 import (
 	"fmt"
 
-	calsyncd "github.com/calsyncd/calsyncd"
+	"github.com/calsyncd/calsyncd/internal/diff"
 	"github.com/calsyncd/calsyncd/internal/feed"
 )
 
@@ -19,45 +19,36 @@ import (
 // components are the operator's to allow (--allow-deletes: a producer
 // that never writes END:VCALENDAR); a body that stops inside a component
 // broke off, and never deletes anything.
-func (p pass) holdCut() (pass, int) {
-	cut := p.cal.Cut
-	if cut == feed.Whole || len(p.plan.Deletes) == 0 || (cut == feed.CutBetween && p.opts.AllowDeletes) {
-		return p, 0
+func (p pass) holdCut(plan diff.Plan) (diff.Plan, int) {
+	cut := p.parsed.cal.Cut
+	if cut == feed.Whole || len(plan.Deletes) == 0 || (cut == feed.CutBetween && p.opts.AllowDeletes) {
+		return plan, 0
 	}
-	n := len(p.plan.Deletes)
-	p.plan.Deletes = nil
-	p.cutHeld += n
-	return p, n
+	n := len(plan.Deletes)
+	plan.Deletes = nil
+	return plan, n
 }
 
-// cutNotePrefix starts the note of a feed cut before END:VCALENDAR.
-const cutNotePrefix = "The feed ends without END:VCALENDAR"
+// cutKind starts the note of a feed cut before END:VCALENDAR.
+const cutKind noteKind = "The feed ends without END:VCALENDAR"
 
 // cutNote is the status note for a run that read a cut body ("": the
 // body was whole).
 func (p pass) cutNote() string {
-	switch p.cal.Cut {
+	held := 0
+	for _, rd := range p.rounds {
+		held += rd.planned.cutHeld
+	}
+	switch p.parsed.cal.Cut {
 	case feed.CutBetween:
 		return fmt.Sprintf("%s (its producer never writes it, or the download stopped between two events): "+
 			"its complete events are mirrored, but an event missing from it may have been cut off rather than removed, "+
 			"so calsyncd deletes none (%d held this run); when the feed's provider is known never to write END:VCALENDAR, "+
-			"`calsyncd sync --allow-deletes %s` makes the deletes", cutNotePrefix, p.cutHeld, p.sub.ID)
+			"`calsyncd sync --allow-deletes %s` makes the deletes", cutKind, held, p.sub.ID)
 	case feed.CutInside:
 		return fmt.Sprintf("%s and stops inside an event (a download that broke off?): its complete events are mirrored, "+
 			"the unfinished one is left as Google has it, and nothing is deleted (%d held this run) until the feed arrives whole",
-			cutNotePrefix, p.cutHeld)
+			cutKind, held)
 	}
 	return ""
-}
-
-// cutState replaces the cut note when the run read the feed.
-func (p pass) cutState(st calsyncd.SubscriptionState) calsyncd.SubscriptionState {
-	if p.cal == nil {
-		return st
-	}
-	st.Notes = withoutNotePrefix(st.Notes, cutNotePrefix)
-	if note := p.cutNote(); note != "" {
-		st.Notes = append(st.Notes, note)
-	}
-	return st
 }

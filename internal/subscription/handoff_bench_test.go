@@ -44,12 +44,12 @@ func handOffChild(url string) error {
 	sub := config.Subscription{ID: "big", URL: url, Calendar: "big@example.com"}
 	r := &Runner{Config: cfg, Fetcher: fetch.NewFetcher(0, 0, 64<<20, feed.CheckBody),
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	p := pass{sub: sub, cfg: cfg, log: r.log()}
-	p = r.parse(context.Background(), r.fetch(context.Background(), p))
-	if p.over() {
-		return fmt.Errorf("pass ended: %s %v", p.end.outcome, p.end.err)
+	p := pass{begun: begun{sub: sub, cfg: cfg, log: r.log()}}
+	var end *ending
+	if p.fetched, p.parsed, end = r.read(context.Background(), p); end != nil {
+		return fmt.Errorf("pass ended: %s %v", end.outcome, end.err)
 	}
-	if len(p.cal.Events) == 0 {
+	if len(p.parsed.cal.Events) == 0 {
 		return fmt.Errorf("no events")
 	}
 	status, err := os.ReadFile("/proc/self/status")

@@ -436,3 +436,25 @@ func TestAMoveBackLeavesNoOrphans(t *testing.T) {
 		t.Errorf("after --allow-deletes: %d here, %d in the calendar moved away from; want 12 and 0", o, n)
 	}
 }
+
+// TestAMoveDeletesWhatTheFeedLostWithinTheGuard: a subscription moved
+// while its feed lost 3 of its 100 events deletes those 3 from the old
+// calendar too: the store mapped them there, so they are the
+// subscription's (not strays), and 3 is within the mass-delete guard's
+// limits. (The move once read the old calendar's mappings after letting
+// them go, so it knew none, took them for strays and left them behind.)
+func TestAMoveDeletesWhatTheFeedLostWithinTheGuard(t *testing.T) {
+	h := newHarness(t, "")
+	h.fake.AddCalendar(movedCalendar, "UTC")
+	h.setFeed(feedOf(0, 100))
+	h.sync()
+	h.cfg.Subscriptions[0].Calendar = movedCalendar
+	h.setFeed(feedOf(0, 97))
+	rep := h.sync()
+	if o, n := owned(h, testCalendar), owned(h, movedCalendar); o != 0 || n != 97 {
+		t.Fatalf("after the move (%s): old holds %d, new %d; want 0 and 97", rep.Run.Outcome, o, n)
+	}
+	if note := noteOf(t, h); !strings.Contains(note, "were deleted") {
+		t.Errorf("the note does not say the old calendar was vacated: %q", note)
+	}
+}

@@ -204,9 +204,7 @@ func (r *Runner) Preview(ctx context.Context, sub config.Subscription, opts Opti
 		st = calsyncd.SubscriptionState{ID: sub.ID, Calendar: sub.Calendar, Account: sub.AccountName(), State: calsyncd.StateActive}
 	}
 	opts.Scheduled, opts.Started = false, nil
-	p := r.newPass(sub, opts, st)
-	p.dryRun = true
-	p = r.run(ctx, r.decide(p))
+	p := r.run(ctx, r.decide(r.newBegun(sub, opts, st, true)))
 	pv := p.preview()
 	if pv.Err == nil {
 		pv.Vacate = r.previewVacate(ctx, p)
@@ -265,8 +263,8 @@ func (r *Runner) titleDeletes(ctx context.Context, pv *Preview) {
 // being moved away from is one of them).
 func (r *Runner) previewVacate(ctx context.Context, p pass) []Vacating {
 	left := p.leftBehind()
-	if p.movedFrom != nil && !slices.Contains(left, *p.movedFrom) {
-		left = append(left, *p.movedFrom)
+	if from := p.moved.from; from != nil && !slices.Contains(left, *from) {
+		left = append(left, *from)
 	}
 	var out []Vacating
 	for _, loc := range left {
@@ -295,8 +293,8 @@ func (r *Runner) previewVacate(ctx context.Context, p pass) []Vacating {
 // preview is the pass's plan as a Preview.
 func (p pass) preview() Preview {
 	pv := Preview{Subscription: p.sub.ID}
-	if p.cal != nil {
-		pv.Warnings = p.cal.Warnings
+	if p.parsed.cal != nil {
+		pv.Warnings = p.parsed.cal.Warnings
 	}
 	if p.end != nil {
 		pv.Err = p.end.err
@@ -305,21 +303,48 @@ func (p pass) preview() Preview {
 		}
 		return pv
 	}
+	pl := p.firstPlan()
 	if rp := p.repaired; rp != nil {
 		if rp.skipped != nil {
 			pv.ReconcileSkipped = rp.skipped
 		} else {
-			pv.Reconcile = &Repairs{Adopted: rp.adopted, Restoring: rp.refreshed, Duplicates: rp.duplicates, Repairing: len(rp.drifted)}
+			pv.Reconcile = &Repairs{Adopted: rp.adopted, Restoring: rp.refreshed, Duplicates: rp.duplicates, Repairing: len(pl.drifted)}
 		}
 	}
-	for _, op := range p.plan.Creates {
+	excluded := p.excludedByKey()
+	p.previewWrites(&pv, pl, excluded)
+	p.previewHeld(&pv, pl, excluded)
+	for i := range p.rendered.Excluded {
+		ev := &p.rendered.Excluded[i]
+		pv.Excluded = append(pv.Excluded, Change{Key: ev.Key(), Summary: ev.Summary, Start: ev.Start, Reason: ReasonFiltered,
+			Filter: p.exclusion(i), Recurrence: ev.Recurrence})
+	}
+	for _, op := range pl.kept.Deletes {
+		pv.KeptDeletes = append(pv.KeptDeletes, deletedChange(op, excluded))
+	}
+	for _, op := range pl.kept.Updates {
+		c := eventChange(op)
+		c.Fields = changedFields(op)
+		pv.KeptUpdates = append(pv.KeptUpdates, c)
+	}
+	pv.Unchanged, pv.Rekeyed = pl.plan.Unchanged, len(pl.plan.Rekeys)
+	pv.HeldWhy = p.heldWhy()
+	for _, cs := range [][]Change{pv.Creates, pv.Updates, pv.Deletes, pv.Held, pv.Excluded, pv.KeptDeletes, pv.KeptUpdates} {
+		sortChanges(cs)
+	}
+	return pv
+}
+
+// previewWrites are the plan's creates, updates and deletes.
+func (p pass) previewWrites(pv *Preview, pl *planned, excluded map[calsyncd.Key]excludedEvent) {
+	for _, op := range pl.plan.Creates {
 		c := eventChange(op)
 		if op.Event != nil {
 			c.Look = lookOf(op.Event)
 		}
 		pv.Creates = append(pv.Creates, c)
 	}
-	for _, op := range p.plan.Updates {
+	for _, op := range pl.plan.Updates {
 		c := eventChange(op)
 		if op.Event != nil {
 			c.Look = lookOf(op.Event)
@@ -330,50 +355,34 @@ func (p pass) preview() Preview {
 		}
 		pv.Updates = append(pv.Updates, c)
 	}
-	excluded := p.excludedByKey()
-	for _, op := range p.plan.Deletes {
+	for _, op := range pl.plan.Deletes {
 		if op.Forget {
 			pv.Forgotten++
 			continue
 		}
 		pv.Deletes = append(pv.Deletes, deletedChange(op, excluded))
 	}
-	if p.verdict.Held > 0 {
-		through := make(map[calsyncd.Key]bool, len(p.plan.Deletes))
-		for _, op := range p.plan.Deletes {
-			through[op.Key] = true
-		}
-		for _, op := range p.unguarded {
-			if !op.Forget && !through[op.Key] {
-				c := deletedChange(op, excluded)
-				if p.adopted(op.Key) {
-					c.Reason = ReasonAdopted
-				}
-				pv.Held = append(pv.Held, c)
+}
+
+// previewHeld are the deletes the guard holds: those it took out of the
+// plan.
+func (p pass) previewHeld(pv *Preview, pl *planned, excluded map[calsyncd.Key]excludedEvent) {
+	if pl.verdict.Held == 0 {
+		return
+	}
+	through := make(map[calsyncd.Key]bool, len(pl.plan.Deletes))
+	for _, op := range pl.plan.Deletes {
+		through[op.Key] = true
+	}
+	for _, op := range pl.unguarded {
+		if !op.Forget && !through[op.Key] {
+			c := deletedChange(op, excluded)
+			if p.adopted(op.Key) {
+				c.Reason = ReasonAdopted
 			}
+			pv.Held = append(pv.Held, c)
 		}
 	}
-	for i := range p.rendered.Excluded {
-		ev := &p.rendered.Excluded[i]
-		pv.Excluded = append(pv.Excluded, Change{Key: ev.Key(), Summary: ev.Summary, Start: ev.Start, Reason: ReasonFiltered,
-			Filter: p.exclusion(i), Recurrence: ev.Recurrence})
-	}
-	for _, op := range p.kept.Deletes {
-		pv.KeptDeletes = append(pv.KeptDeletes, deletedChange(op, excluded))
-	}
-	for _, op := range p.kept.Updates {
-		c := eventChange(op)
-		c.Fields = changedFields(op)
-		pv.KeptUpdates = append(pv.KeptUpdates, c)
-	}
-	sortChanges(pv.KeptDeletes)
-	sortChanges(pv.KeptUpdates)
-	pv.Unchanged, pv.Rekeyed = p.plan.Unchanged, len(p.plan.Rekeys)
-	pv.HeldWhy = p.heldWhy()
-	for _, cs := range [][]Change{pv.Creates, pv.Updates, pv.Deletes, pv.Held, pv.Excluded} {
-		sortChanges(cs)
-	}
-	return pv
 }
 
 func eventChange(op diff.Op) Change {

@@ -14,6 +14,7 @@ import (
 	"github.com/calsyncd/calsyncd/internal/config"
 	"github.com/calsyncd/calsyncd/internal/diff"
 	"github.com/calsyncd/calsyncd/internal/feed"
+	"github.com/calsyncd/calsyncd/internal/render"
 )
 
 // nothingStored is a Store that takes every record and queues nothing.
@@ -79,36 +80,37 @@ func TestTheFeedIsLetGoBeforeTheWrites(t *testing.T) {
 			w := &feedReachable{events: weak.Make(&cal.Events[0])}
 			cfg := config.Default()
 			sub := config.Subscription{ID: "team", Calendar: "team@example.com"}
-			p := pass{sub: sub, cfg: cfg, writer: w, now: now, cal: cal, round: 1, log: slog.New(slog.DiscardHandler)}
-			p.rendered.Events = cal.Events
+			meta := *cal
+			meta.Events = nil
+			p := pass{begun: begun{sub: sub, cfg: cfg, log: slog.New(slog.DiscardHandler)}, account: accounted{writer: w},
+				parsed: parsed{now: now, cal: &meta}, rendered: rendered{Result: render.Result{Events: cal.Events}, count: len(cal.Events)}}
 			// A rejection of an event the feed still has.
-			p.known.rejections = []calsyncd.Rejection{{Key: calsyncd.Key{UID: "single-1"}, Reason: "refused"}}
+			p.loaded.known.rejections = []calsyncd.Rejection{{Key: calsyncd.Key{UID: "single-1"}, Reason: "refused"}}
 			if tt.seriesMapped {
 				for i := range cal.Events {
 					if ev := &cal.Events[i]; ev.IsRecurring() {
-						p.known.mappings = []calsyncd.Mapping{{Key: ev.Key(), EventID: "s", Hash: ev.ComputeHash()}}
+						p.loaded.known.mappings = []calsyncd.Mapping{{Key: ev.Key(), EventID: "s", Hash: ev.ComputeHash()}}
 					}
 				}
 			}
 			wantEvents := len(cal.Events)
 			cal = nil
 			r := &Runner{Store: nothingStored{}}
-			p = guard(plan(shape(p)))
+			p = r.write(context.Background(), p)
 			if p.over() {
-				t.Fatalf("the guard stopped the pass: %v", p.end.err)
+				t.Fatalf("the pass stopped: %v", p.end.err)
 			}
-			p = r.apply(context.Background(), p)
 			if w.writes == 0 {
 				t.Fatal("nothing was written: the test proved nothing")
 			}
 			if w.reachable != tt.wantReachable {
 				t.Errorf("the feed's events reachable during the writes: %v, want %v", w.reachable, tt.wantReachable)
 			}
-			if p.feedEvents != wantEvents {
-				t.Errorf("the guard was told of %d feed events, want %d", p.feedEvents, wantEvents)
+			if p.rendered.count != wantEvents {
+				t.Errorf("the guard was told of %d feed events, want %d", p.rendered.count, wantEvents)
 			}
-			if len(p.known.rejections) != 1 {
-				t.Errorf("rejections after the run: %v, want the one of the event still in the feed", p.known.rejections)
+			if k := p.known(); len(k.rejections) != 1 {
+				t.Errorf("rejections after the run: %v, want the one of the event still in the feed", k.rejections)
 			}
 		})
 	}

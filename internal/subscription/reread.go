@@ -2,8 +2,6 @@ package subscription
 
 import (
 	"time"
-
-	calsyncd "github.com/calsyncd/calsyncd"
 )
 
 // The window moves with time; a feed that never changes does not. What a
@@ -27,12 +25,16 @@ func (p pass) rereadDue() bool {
 // the pass due is never one that renders the same.
 func (p pass) rereadAt() time.Time {
 	var at time.Time
-	if p.cal != nil {
-		at = p.cal.RereadAt
+	if p.parsed.cal != nil {
+		at = p.parsed.cal.RereadAt
 	}
-	if h := p.shaped.Horizon; !h.IsZero() {
+	pl := p.lastPlan()
+	if pl == nil {
+		return at
+	}
+	if h := pl.shaped.shaped.Horizon; !h.IsZero() {
 		// Shaping writes more once its To (now + reach) passes h.
-		at = earliestTime(at, h.Add(-p.shapeReach))
+		at = earliestTime(at, h.Add(-pl.reach))
 	}
 	if at.IsZero() {
 		return at
@@ -40,20 +42,11 @@ func (p pass) rereadAt() time.Time {
 	// What is left out lies at the window's far end: it may come a little
 	// late, so that a feed with a weekly series written as single events
 	// renders about monthly, not weekly.
-	at = latest(at, p.now.Add(min(max(p.shapeReach/12, time.Hour), 30*24*time.Hour)))
+	at = latest(at, p.parsed.now.Add(min(max(pl.reach/12, time.Hour), 30*24*time.Hour)))
 	if r := at.Truncate(time.Millisecond); !r.Equal(at) {
 		at = r.Add(time.Millisecond)
 	}
 	return at
-}
-
-// rereadState records when the feed must be read in full again, after a
-// pass that rendered it.
-func (p pass) rereadState(st calsyncd.SubscriptionState) calsyncd.SubscriptionState {
-	if p.round > 0 {
-		st.RereadAt = p.rereadAt()
-	}
-	return st
 }
 
 func latest(a, b time.Time) time.Time {

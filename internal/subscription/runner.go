@@ -174,11 +174,12 @@ func (r *Runner) Sync(ctx context.Context, sub config.Subscription, opts Options
 
 // refuse records a run that could not start, failed with cause.
 func (r *Runner) refuse(ctx context.Context, sub config.Subscription, opts Options, cause error) (Report, error) {
-	p, err := r.begin(ctx, sub, opts)
+	p, err := r.begin(ctx, sub, opts, false)
 	if err != nil {
 		return Report{Subscription: sub.ID}, errors.Join(cause, err)
 	}
-	return r.settle(ctx, p.stop(calsyncd.OutcomeFailed, cause))
+	p.end = stop(calsyncd.OutcomeFailed, cause)
+	return r.settle(ctx, p)
 }
 
 // lock makes the caller the only one working on the subscription, in this

@@ -9,31 +9,143 @@ import (
 
 	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/diff"
-	"github.com/calsyncd/calsyncd/internal/feed"
 )
 
+// settling is what settle folds the pass's results into, in the order of
+// the stages: the run's record, the subscription's next state (before
+// the state machine has its say), the standing notes by kind, and the
+// run's log line.
+type settling struct {
+	end   ending
+	run   calsyncd.Run
+	state calsyncd.SubscriptionState
+	// notes are the kinds of standing note this run settled, each with
+	// its notes now (none: the kind's notes are gone).
+	notes   map[noteKind][]string
+	attrs   []any
+	notable bool
+}
+
+// noteKind is a kind of standing note: the text every note of the kind
+// starts with. Each kind is settled by one result; a kind no result
+// settles keeps its notes.
+type noteKind string
+
+// noteKinds are every kind, in the order their notes are shown.
+var noteKinds = []noteKind{limitKind, feedThrottledKind, cutKind, movedKind, unstableKind, alarmsKind, filtersKind, expansionKind}
+
+// note settles kind: its notes are texts now ("" are none).
+func (s *settling) note(kind noteKind, texts ...string) {
+	if s.notes == nil {
+		s.notes = map[noteKind][]string{}
+	}
+	notes := []string{}
+	for _, t := range texts {
+		if t != "" {
+			notes = append(notes, t)
+		}
+	}
+	s.notes[kind] = notes
+}
+
+// find adds attributes to the run's log line; warn: they deserve an
+// operator's eye.
+func (s *settling) find(warn bool, kv ...any) {
+	s.notable = s.notable || warn
+	s.attrs = append(s.attrs, kv...)
+}
+
+// standingNotes are the notes the run started with, less those of the
+// kinds it settled, then the settled kinds' notes in noteKinds' order.
+func (s *settling) standingNotes(notes []string) []string {
+	out := notes[:0:0]
+	for _, n := range notes {
+		if _, settled := s.notes[kindOf(n)]; !settled {
+			out = append(out, n)
+		}
+	}
+	for _, k := range noteKinds {
+		out = append(out, s.notes[k]...)
+	}
+	return out
+}
+
+// kindOf is the kind a note is of ("": none known).
+func kindOf(note string) noteKind {
+	for _, k := range noteKinds {
+		if strings.HasPrefix(note, string(k)) {
+			return k
+		}
+	}
+	return ""
+}
+
+// settle folds the pass's results into the run's record and the
+// subscription's next state, saves both (even when the caller's context
+// is cancelled: what happened must not be lost), tells the Observer and
+// the Listener and logs the run's line.
+func (r *Runner) settle(ctx context.Context, p pass) (Report, error) {
+	e := p.ending()
+	if e.outcome == calsyncd.OutcomeFailed && ctx.Err() != nil {
+		// Whatever stage failed, it failed because shutdown cancelled the
+		// run (a write, the store, a listing): deferred, not failed.
+		e = ending{outcome: calsyncd.OutcomeDeferred, interrupted: true, refused: e.refused}
+	}
+	s := settling{end: e, run: p.run, state: p.found}
+	s.run.FinishedAt = r.now()
+	p.fold(&s)
+	next := s.state
+	tr := Apply(&next, e.outcome, p.cfg.Sync.ErrorThreshold)
+	rep := Report{Subscription: p.sub.ID, Run: s.run, State: next.State, Transition: tr, Plan: p.rounds.counts(), Err: e.err}
+	if p.parsed.cal != nil {
+		rep.Warnings = p.parsed.cal.Warnings
+	}
+	recordCtx := context.WithoutCancel(ctx)
+	if err := r.Store.FinishRun(recordCtx, s.run); err != nil {
+		return rep, err
+	}
+	if err := r.Store.SaveSubscription(recordCtx, next); err != nil {
+		return rep, err
+	}
+	if r.Observer != nil {
+		r.Observer.RunFinished(p.sub.ID, s.run.Outcome, next.State, s.run.FinishedAt.Sub(s.run.StartedAt))
+		r.observeFiltered(p.sub.ID, s.run.Filtered)
+		r.observeRepaired(p.sub.ID, s.run.Repaired)
+	}
+	if r.Listener != nil {
+		r.Listener.Settled(p.settled(rep, next, e))
+	}
+	p.logRun(rep, &s)
+	return rep, nil
+}
+
+// fold folds every result into s, in the order of the stages.
+func (p pass) fold(s *settling) {
+	s.end.settle(p, s)
+	p.fetched.settle(p, s)
+	p.parsed.settle(p, s)
+	p.rendered.settle(p, s)
+	p.repaired.settle(p, s)
+	p.rounds.settle(p, s)
+	p.vacated.settle(p, s)
+	s.state.Notes = s.standingNotes(s.state.Notes)
+}
+
 // ending is how the pass ended: the stage that stopped it said so, or the
-// writes did.
+// reconcile or the writes did.
 func (p pass) ending() ending {
 	if p.end != nil {
 		return *p.end
 	}
-	res := p.applied
+	res := p.written()
 	// A series written under a new id needs its exceptions again: the
 	// next run must plan, not find the feed unchanged.
-	clean := res.Deferred == 0 && res.Failed == 0 && res.Skipped == 0 && p.verdict.Held == 0 && len(res.RecreatedSeries) == 0
+	clean := res.Deferred == 0 && res.Failed == 0 && res.Skipped == 0 && p.verdict().Held == 0 && len(res.RecreatedSeries) == 0
 	if res.Err != nil {
 		return ending{outcome: calsyncd.OutcomeFailed, err: res.Err}
 	}
-	if rp := p.repaired; rp != nil && rp.skipped != nil {
-		// The run could not do what it was asked (an operator's
-		// --reconcile, or a reconcile that was due): a failure, unless
-		// Google only asked us to wait. The next run reconciles again.
-		err := fmt.Errorf("subscription: reconcile: Google's events could not be listed: %w", rp.skipped)
-		if c := calsyncd.ClassOf(rp.skipped); c == calsyncd.ClassRateLimited || c == calsyncd.ClassUsageLimited {
-			return ending{outcome: calsyncd.OutcomeDeferred, err: err}
-		}
-		return ending{outcome: calsyncd.OutcomeFailed, err: err}
+	if e := p.repaired.ending(); e != nil {
+		return *e
 	}
 	switch {
 	case res.Failed > 0 && res.Writes() == 0 && res.Deferred == 0:
@@ -53,173 +165,148 @@ func (p pass) ending() ending {
 	return ending{outcome: calsyncd.OutcomeOK, keep: clean}
 }
 
-// record is the run as the store keeps it.
-func (p pass) record(e ending) calsyncd.Run {
-	run := p.run
-	run.Outcome = e.outcome
-	res := p.applied
-	run.Created, run.Updated, run.Deleted = res.Created, res.Updated, res.Deleted
-	run.Deferred, run.Failed, run.Rejected = res.Deferred, res.Failed, res.Rejected
-	run.Unchanged, run.HeldDeletes = p.planned.Unchanged, p.verdict.Held
-	run.Filtered = len(p.rendered.Excluded)
-	if p.repaired != nil {
-		run.Repaired = p.repaired.content
-	}
-	if e.err != nil {
-		run.ErrorClass, run.Error = calsyncd.ClassOf(e.err), e.err.Error()
-	}
-	return run
-}
+// limitKind starts the note of a feed refused for its cost limits.
+const limitKind noteKind = "Over its cost limit:"
 
-// nextState is the subscription's state after the pass, before the state
-// machine has its say: what each stage learnt, folded into the state the
-// run started from.
-func (p pass) nextState(e ending) calsyncd.SubscriptionState {
-	st := p.found
-	if !p.comeBack.IsZero() {
-		st.FetchNotBefore = p.comeBack
+// settle folds the outcome into the record and the state: the error, the
+// note of a feed over its cost limits, and the guard's count of a mass
+// delete, off when the feed is the version of the last complete run.
+func (e ending) settle(p pass, s *settling) {
+	s.run.Outcome = e.outcome
+	if e.err != nil {
+		s.run.ErrorClass, s.run.Error = calsyncd.ClassOf(e.err), e.err.Error()
 	}
+	st := &s.state
 	switch {
 	case e.err != nil:
 		st.LastErrorClass, st.LastError = calsyncd.ClassOf(e.err), e.err.Error()
 	case e.outcome != calsyncd.OutcomeDeferred:
 		st.LastErrorClass, st.LastError = "", ""
 	}
-	if e.keep && p.resp != nil {
-		st.ETag, st.LastModified, st.BodyHash = p.resp.ETag, p.resp.LastModified, p.resp.BodyHash
-		st.RenderPolicy = p.fingerprint()
+	if e.outcome == calsyncd.OutcomeNotModified {
+		st.GuardRuns, st.HeldDeletes, st.GuardHeld, st.GuardBase, st.GuardByConfig = 0, 0, "", 0, false
 	}
 	switch {
-	case e.outcome == calsyncd.OutcomeNotModified:
-		// The feed is the version of the last complete run: any mass
-		// delete the guard was counting is off.
-		st.GuardRuns, st.HeldDeletes, st.GuardHeld, st.GuardBase, st.GuardByConfig = 0, 0, "", 0, false
-	case p.round > 0 && p.verdict.Refused == nil:
-		v := p.verdict
+	case e.refused != nil:
+		s.note(limitKind, fmt.Sprintf("%s %s", limitKind, e.refused.Error()))
+	case len(p.rounds) > 0:
+		s.note(limitKind)
+	}
+	if e.interrupted {
+		s.find(false, "reason", "shutdown interrupted the run; the next run picks it up")
+	}
+	if !e.waitUntil.IsZero() {
+		s.find(false, "fetch_not_before", e.waitUntil.Format(time.RFC3339), "reason", "the feed server asked us to wait")
+	}
+}
+
+// rounds are the pass's rounds of plan and apply.
+type rounds []round
+
+// counts are every round's plan, as guarded.
+func (rs rounds) counts() PlanCounts {
+	var c PlanCounts
+	for i, rd := range rs {
+		pl := rd.planned
+		if i == 0 {
+			c.Unchanged = pl.plan.Unchanged
+		}
+		c.Creates += pl.creates
+		c.Updates += pl.updates
+		c.Deletes += len(pl.plan.Deletes)
+		c.HeldDeletes = pl.verdict.Held
+		c.KeptDeletes, c.KeptUpdates = len(pl.kept.Deletes), len(pl.kept.Updates)
+	}
+	return c
+}
+
+// settle folds the plans and their writes into the record and the state:
+// the writes, the guard's verdict and high-water mark, when the feed must
+// be read in full again, and the notes on UIDs, filters and series
+// written as single events.
+func (rs rounds) settle(p pass, s *settling) {
+	res := p.written()
+	s.run.Created, s.run.Updated, s.run.Deleted = res.Created, res.Updated, res.Deleted
+	s.run.Deferred, s.run.Failed, s.run.Rejected = res.Deferred, res.Failed, res.Rejected
+	if len(rs) == 0 {
+		return
+	}
+	first, last := rs[0].planned, rs[len(rs)-1].planned
+	v := last.verdict
+	s.run.Unchanged, s.run.HeldDeletes = first.plan.Unchanged, v.Held
+	if a := rs[len(rs)-1].applied; a != nil {
+		s.run.Repaired = a.repaired
+	}
+	st := &s.state
+	if v.Refused == nil {
 		st.GuardRuns, st.HeldDeletes, st.GuardHeld, st.GuardBase, st.GuardByConfig = v.Runs, v.Held, v.Digest, v.Base, v.ByConfig
 	}
-	if p.round > 0 {
-		st.GuardPeak, st.GuardPeakAt = p.peak, p.peakAt
-	}
-	if p.round > 0 || p.verdict.Refused != nil {
-		st.Notes = withoutNotePrefix(st.Notes, limitNotePrefix)
-		if err := p.verdict.Refused; err != nil {
-			st.Notes = append(st.Notes, fmt.Sprintf("%s %s", limitNotePrefix, err.Error()))
-		}
-	}
-	if p.repaired != nil && p.repaired.skipped == nil {
-		st.LastReconcileAt = p.repaired.at
-	}
-	st = p.feedThrottle(st)
-	st = p.cutState(st)
-	st = p.rereadState(st)
-	st = p.moveState(st)
-	if p.churn != nil {
-		st.Notes = withoutNote(st.Notes, unstableNote)
+	st.GuardPeak, st.GuardPeakAt = last.peak, last.peakAt
+	st.RereadAt = p.rereadAt()
+	if first.churn != nil {
 		if p.unstable() {
-			st.Notes = append(st.Notes, unstableNote)
+			s.note(unstableKind, string(unstableKind))
+		} else {
+			s.note(unstableKind)
 		}
 	}
-	if p.cal != nil {
-		st.Filtered = len(p.rendered.Excluded)
+	if v.Held > 0 && first.filtered > 0 {
+		s.note(filtersKind, p.filterHeldNote())
+	} else {
+		s.note(filtersKind)
 	}
-	if p.round > 0 {
-		p.renderNotes(&st)
-		st.Notes = withoutNotePrefix(st.Notes, diff.ExpansionNotePrefix)
-		if note := diff.ExpansionNote(p.shaped.Expanded); note != "" {
-			st.Notes = append(st.Notes, note)
-		}
-	}
-	return st
+	s.note(expansionKind, diff.ExpansionNote(last.shaped.shaped.Expanded))
+	rs.findings(p, s)
 }
 
-// heldWhy says why the guard held the run's deletes and what releases
-// them ("": none held).
-func (p pass) heldWhy() string {
-	v := p.verdict
-	if v.Held == 0 {
-		return ""
+// findings are the run line's account of the plans and their writes.
+func (rs rounds) findings(p pass, s *settling) {
+	first, last := rs[0].planned, rs[len(rs)-1].planned
+	v, confirm := last.verdict, p.cfg.Sync.DeleteGuard.ConfirmRuns
+	if p.unstable() {
+		s.find(true, "unstable_uids", true, "new_uids", first.churn.New, "same_content", first.churn.Twins, "rekeyed", len(last.plan.Rekeys),
+			"hint", "the feed mints new UIDs on every fetch; set identity: content for this subscription")
 	}
-	var why []string
-	if p.cutHeld > 0 {
-		why = append(why, fmt.Sprintf("%d are asked for by a feed cut before END:VCALENDAR, which deletes nothing (see the subscription's note)", p.cutHeld))
-	}
-	if n := v.Held - v.Adopted - p.cutHeld; n > 0 {
-		switch {
-		case v.ByConfig:
-			why = append(why, fmt.Sprintf("%d follow a change of the configuration (filters, window, time zone or presentation), which waiting never confirms: run `calsyncd sync --allow-deletes %s` if the change is meant", n, p.sub.ID))
-		default:
-			why = append(why, fmt.Sprintf("%d look like a broken feed rather than a change: they are deleted once %d runs in a row ask for the same deletes (this run is %d), or at once with `calsyncd sync --allow-deletes %s`",
-				n, p.cfg.Sync.DeleteGuard.ConfirmRuns, v.Runs, p.sub.ID))
-		}
-	}
-	if v.Adopted > 0 {
-		why = append(why, fmt.Sprintf("%d are events found in Google that this database does not know it wrote (a lost database, a run that died before recording what it wrote, or an installation of the same owner name writing the calendar) and the feed no longer has: they are left alone; `calsyncd sync --reconcile --allow-deletes %s` deletes them", v.Adopted, p.sub.ID))
-	}
-	return strings.Join(why, "; ")
-}
-
-// unstable: the feed mints new UIDs on every fetch, and the subscription
-// does not use content identity. Naive mirrors delete and recreate
-// everything for such feeds; the plan instead moves each mapping to its
-// event's new UID, without a single write. Content identity avoids even
-// that.
-func (p pass) unstable() bool {
-	return p.churn != nil && p.churn.Unstable && p.sub.Identity != string(feed.IdentityContent)
-}
-
-// feedThrottleNotice is how long a feed server must have answered every
-// fetch with 429 before the status and the alerts say so: a rate limit
-// is no failure (the subscription stays ACTIVE), but one that never ends
-// means the calendar is no longer updated.
-const feedThrottleNotice = 24 * time.Hour
-
-// feedThrottledNotePrefix starts the note of a feed throttled for days.
-const feedThrottledNotePrefix = "The feed server has answered every fetch with 429"
-
-// feedThrottle follows the feed server's 429 streak: it starts at the
-// first 429 and ends at any other answer; after feedThrottleNotice the
-// subscription's status says so.
-func (p pass) feedThrottle(st calsyncd.SubscriptionState) calsyncd.SubscriptionState {
 	switch {
-	case p.feed429 && st.FeedThrottledSince.IsZero():
-		st.FeedThrottledSince = p.run.StartedAt
-	case p.feedAnswered:
-		st.FeedThrottledSince = time.Time{}
+	case v.Held > 0 && first.filtered > 0:
+		s.find(true, "guard_runs", v.Runs, "releases_after", confirm, "mapped", last.mapped,
+			"held_by_filters", p.filterHeld(), "hint", p.filterHeldNote())
+	case v.Held > 0:
+		s.find(true, "guard_runs", v.Runs, "releases_after", confirm, "mapped", last.mapped,
+			"held_by_config", v.ByConfig, "held_adopted", v.Adopted, "hint", p.heldWhy())
+		if v.ByPeak {
+			s.find(true, "held_against_peak", last.peak, "peak_since", last.peakAt.Format(time.RFC3339),
+				"reason", "the feed shrank, step by step, far below the most it held over sync.delete_guard.period")
+		}
+	case v.Released > 0:
+		s.find(true, "mass_delete_released", v.Released, "allowed_by_operator", v.Allowed)
 	}
-	st.Notes = withoutNotePrefix(st.Notes, feedThrottledNotePrefix)
-	if p.feedThrottled(st) {
-		st.Notes = append(st.Notes, fmt.Sprintf("%s (too many requests) since %s: the calendar has not been updated since. "+
-			"calsyncd keeps the subscription ACTIVE and comes back when the server says (Retry-After); if it lasts, "+
-			"ask the feed's provider whether they limit this host, or sync less often (schedule)",
-			feedThrottledNotePrefix, st.FeedThrottledSince.UTC().Format(time.RFC3339)))
+	if a := rs[0].applied; a != nil && a.refused > 0 {
+		s.find(true, "refused_series", a.refused)
 	}
-	return st
+	if n := len(last.shaped.shaped.Expanded); n > 0 {
+		s.find(true, "series_as_single_events", n)
+	}
+	if res := p.written(); res.Skipped > 0 {
+		s.find(false, "skipped", res.Skipped, "reason", "interrupted; the remaining writes are left for the next run")
+	}
 }
-
-// feedThrottled: the feed's 429 streak has lasted feedThrottleNotice.
-func (p pass) feedThrottled(st calsyncd.SubscriptionState) bool {
-	return !st.FeedThrottledSince.IsZero() && p.run.StartedAt.Sub(st.FeedThrottledSince) >= feedThrottleNotice
-}
-
-// limitNotePrefix starts the note of a feed refused for its cost limits.
-const limitNotePrefix = "Over its cost limit:"
-
-// unstableNote is shown on a subscription whose feed changes its UIDs.
-const unstableNote = "the feed mints new UIDs on every fetch (most events came back under new UIDs with unchanged content): set identity: content for this subscription; meanwhile its mappings are re-keyed each run, without writes"
 
 // logRun writes the run's one line: its counts and outcome, the state, and
-// whatever the stages found worth an operator's eye.
-func (p pass) logRun(rep Report, e ending) {
-	run := rep.Run
+// whatever the results found worth an operator's eye.
+func (p pass) logRun(rep Report, s *settling) {
+	run, e := rep.Run, s.end
 	attrs := []any{
 		"outcome", run.Outcome, "created", run.Created, "updated", run.Updated, "deleted", run.Deleted,
 		"unchanged", run.Unchanged, "deferred", run.Deferred, "failed", run.Failed, "rejected", run.Rejected,
 		"held_deletes", run.HeldDeletes, "repaired", run.Repaired, "state", rep.State, "consecutive_errors", rep.Transition.ConsecutiveErrors,
 		"duration", run.FinishedAt.Sub(run.StartedAt).Round(time.Millisecond).String(),
 	}
-	notable, more := p.findings(rep, e)
-	attrs = append(attrs, more...)
+	notable := s.notable
+	if tr := rep.Transition; tr.Changed {
+		attrs, notable = append(attrs, "state_changed_from", tr.From), true
+	}
+	attrs = append(attrs, s.attrs...)
 	if run.ErrorClass != "" {
 		attrs = append(attrs, "class", run.ErrorClass, "error", run.Error)
 	}
@@ -235,87 +322,6 @@ func (p pass) logRun(rep Report, e ending) {
 		level = slog.LevelWarn
 	}
 	p.log.Log(context.Background(), level, msg, attrs...)
-}
-
-// findings are the run line's attributes beyond the counts, and whether
-// any of them deserves a warning.
-func (p pass) findings(rep Report, e ending) (bool, []any) {
-	var attrs []any
-	notable := false
-	add := func(warn bool, kv ...any) {
-		notable = notable || warn
-		attrs = append(attrs, kv...)
-	}
-	if tr := rep.Transition; tr.Changed {
-		add(true, "state_changed_from", tr.From)
-	}
-	if e.interrupted {
-		add(false, "reason", "shutdown interrupted the run; the next run picks it up")
-	}
-	if !e.waitUntil.IsZero() {
-		add(false, "fetch_not_before", e.waitUntil.Format(time.RFC3339), "reason", "the feed server asked us to wait")
-	}
-	if p.cal != nil && len(p.cal.Warnings) > 0 {
-		add(true, "feed_warnings", len(p.cal.Warnings), "first_warning", p.cal.Warnings[0].String(),
-			"warning_kinds", kindsOf(p.cal.Warnings).summary())
-	}
-	if rp := p.repaired; rp != nil && rp.skipped != nil {
-		add(true, "reconcile_skipped", rp.skipped.Error(), "reconcile_class", calsyncd.ClassOf(rp.skipped))
-	} else if rp != nil && rp.adopted+rp.refreshed+rp.duplicates > 0 {
-		add(true, "reconciled_adopted", rp.adopted, "reconciled_restoring", rp.refreshed,
-			"reconciled_duplicates", rp.duplicates, "duplicates_deleted", rp.swept)
-	}
-	if p.unstable() {
-		add(true, "unstable_uids", true, "new_uids", p.churn.New, "same_content", p.churn.Twins, "rekeyed", len(p.plan.Rekeys),
-			"hint", "the feed mints new UIDs on every fetch; set identity: content for this subscription")
-	}
-	if n := len(p.rendered.Excluded); n > 0 {
-		add(false, "filtered", n)
-	}
-	if v := p.verdict; v.Held > 0 && p.filtered > 0 {
-		add(true, "guard_runs", v.Runs, "releases_after", p.cfg.Sync.DeleteGuard.ConfirmRuns, "mapped", p.mapped,
-			"held_by_filters", min(p.filtered, v.Held), "hint", p.filterHeldNote())
-	} else if v.Held > 0 {
-		add(true, "guard_runs", v.Runs, "releases_after", p.cfg.Sync.DeleteGuard.ConfirmRuns, "mapped", p.mapped,
-			"held_by_config", v.ByConfig, "held_adopted", v.Adopted, "hint", p.heldWhy())
-		if v.ByPeak {
-			add(true, "held_against_peak", p.peak, "peak_since", p.peakAt.Format(time.RFC3339),
-				"reason", "the feed shrank, step by step, far below the most it held over sync.delete_guard.period")
-		}
-	} else if v.Released > 0 {
-		add(true, "mass_delete_released", v.Released, "allowed_by_operator", v.Allowed)
-	}
-	if p.refused > 0 {
-		add(true, "refused_series", p.refused)
-	}
-	p.moveFindings(add)
-	if n := len(p.shaped.Expanded); n > 0 {
-		add(true, "series_as_single_events", n)
-	}
-	if p.applied.Skipped > 0 {
-		add(false, "skipped", p.applied.Skipped, "reason", "interrupted; the remaining writes are left for the next run")
-	}
-	return notable, attrs
-}
-
-func withoutNotePrefix(notes []string, prefix string) []string {
-	out := notes[:0:0]
-	for _, n := range notes {
-		if !strings.HasPrefix(n, prefix) {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-func withoutNote(notes []string, note string) []string {
-	out := notes[:0:0]
-	for _, n := range notes {
-		if n != note {
-			out = append(out, n)
-		}
-	}
-	return out
 }
 
 // writesText is "1 write", "2 writes".

@@ -1,7 +1,6 @@
 package subscription
 
 import (
-	"fmt"
 	"time"
 
 	calsyncd "github.com/calsyncd/calsyncd"
@@ -16,28 +15,29 @@ type Listener interface {
 
 // settled is what settle produced, as those who react to it see it.
 func (p pass) settled(rep Report, next calsyncd.SubscriptionState, e ending) calsyncd.Settled {
+	v := p.verdict()
 	s := calsyncd.Settled{
 		Subscription: p.sub.ID, Account: p.sub.AccountName(), Run: rep.Run,
 		From: rep.Transition.From, To: rep.Transition.To, ConsecutiveErrors: rep.Transition.ConsecutiveErrors,
-		HeldDeletes: next.HeldDeletes, Released: p.verdict.Released, ReleasedByOperator: p.verdict.Allowed,
+		HeldDeletes: next.HeldDeletes, Released: v.Released, ReleasedByOperator: v.Allowed,
 		CredentialsRefused: p.credentials(e),
 	}
-	if p.verdict.Held > 0 {
-		s.HeldByFilters = min(p.filtered, p.verdict.Held)
+	if v.Held > 0 {
+		s.HeldByFilters = p.filterHeld()
 		s.HeldWhy = p.heldWhy()
-		s.HeldAdopted = p.verdict.Adopted
+		s.HeldAdopted = v.Adopted
 	}
 	switch rp := p.repaired; {
-	case p.verdict.Adopted > 0:
+	case v.Adopted > 0:
 		s.Strays = calsyncd.Holds
 	case rp != nil && rp.skipped == nil && e.outcome == calsyncd.OutcomeOK:
 		s.Strays = calsyncd.Cleared
 	}
 	s.UsageLimited, s.UsageLimitedUntil = p.usageLimit(rep.Run.FinishedAt)
-	switch {
-	case p.feedThrottled(next):
-		s.FeedThrottled, s.FeedThrottledSince = calsyncd.Holds, next.FeedThrottledSince
-	case p.feedAnswered:
+	switch since := next.FeedThrottledSince; {
+	case !since.IsZero() && p.run.StartedAt.Sub(since) >= feedThrottleNotice:
+		s.FeedThrottled, s.FeedThrottledSince = calsyncd.Holds, since
+	case p.fetched.answered:
 		s.FeedThrottled = calsyncd.Cleared
 	}
 	return s
@@ -50,8 +50,8 @@ func (p pass) credentials(e ending) calsyncd.Finding {
 	if calsyncd.CredentialsRefused(e.err) || (p.repaired != nil && calsyncd.CredentialsRefused(p.repaired.skipped)) {
 		return calsyncd.Holds
 	}
-	res := p.applied
-	answered := p.checked || res.Writes()+res.Rejected > 0 || (p.repaired != nil && p.repaired.skipped == nil)
+	res := p.written()
+	answered := p.account.checked || res.Writes()+res.Rejected > 0 || (p.repaired != nil && p.repaired.skipped == nil)
 	for _, c := range []calsyncd.ErrorClass{calsyncd.ClassRateLimited, calsyncd.ClassUsageLimited, calsyncd.ClassGone,
 		calsyncd.ClassConflict, calsyncd.ClassPrecondition, calsyncd.ClassInvalid} {
 		// Google only ever answers these to a request it authenticated.
@@ -67,7 +67,7 @@ func (p pass) credentials(e ending) calsyncd.Finding {
 // usage limit, and until when; a run that wrote with no window open shows
 // the lockout is over.
 func (p pass) usageLimit(now time.Time) (calsyncd.Finding, time.Time) {
-	res := p.applied
+	res := p.written()
 	switch {
 	case res.ThrottleClass == calsyncd.ClassUsageLimited && res.ThrottleUntil.After(now):
 		return calsyncd.Holds, res.ThrottleUntil
@@ -75,29 +75,4 @@ func (p pass) usageLimit(now time.Time) (calsyncd.Finding, time.Time) {
 		return calsyncd.Cleared, time.Time{}
 	}
 	return calsyncd.Unknown, time.Time{}
-}
-
-// refusedError is Google refusing an account's credentials, with what the
-// operator must do about it.
-type refusedError struct {
-	err  error
-	hint string
-}
-
-func (e *refusedError) Error() string { return e.err.Error() + ": " + e.hint }
-func (e *refusedError) Unwrap() error { return e.err }
-
-// refusedAccount says what to do when Google refused the account's
-// credentials; other errors (a calendar not found) are as they are.
-func (p pass) refusedAccount(err error) error {
-	if !calsyncd.CredentialsRefused(err) {
-		return err
-	}
-	// Which kind the account is, googleauth knows (`auth status`); the
-	// pass does not.
-	name := p.sub.AccountName()
-	hint := fmt.Sprintf("Google no longer takes the credentials of account %s (a revoked or expired token, a deleted key): "+
-		"for a person's account run `calsyncd auth login --account %s`; for a service account give it a new key "+
-		"(`calsyncd auth status` says which it is)", name, name)
-	return &refusedError{err: err, hint: hint}
 }
