@@ -95,7 +95,7 @@ func (r *Runner) settle(ctx context.Context, p pass) (Report, error) {
 	s.run.FinishedAt = r.now()
 	p.fold(&s)
 	next := s.state
-	tr := Apply(&next, e.outcome, p.cfg.Sync.ErrorThreshold)
+	tr := Advance(&next, e.outcome, p.cfg.Sync.ErrorThreshold)
 	rep := Report{Subscription: p.sub.ID, Run: s.run, State: next.State, Transition: tr, Plan: p.rounds.counts(), Err: e.err}
 	if p.parsed.cal != nil {
 		rep.Warnings = p.parsed.cal.Warnings

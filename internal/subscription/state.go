@@ -17,12 +17,12 @@ type Transition struct {
 	Changed           bool
 }
 
-// Apply folds one run outcome into a subscription's state: failed runs count
+// Advance folds one run outcome into a subscription's state: failed runs count
 // toward ERROR, clean runs (ok, partial, not_modified) reset the count and
 // return the subscription to ACTIVE, and deferred runs change nothing — a
 // rate limit is not a failure, and a throttled run proves nothing about
 // whether the subscription is healthy.
-func Apply(st *calsyncd.SubscriptionState, outcome calsyncd.Outcome, threshold int) Transition {
+func Advance(st *calsyncd.SubscriptionState, outcome calsyncd.Outcome, threshold int) Transition {
 	t := Transition{From: st.State}
 	if t.From == "" {
 		t.From = calsyncd.StateActive

@@ -38,7 +38,7 @@ func TestStateMachine(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			st := tt.start
 			for _, o := range tt.outcomes {
-				subscription.Apply(&st, o, 3)
+				subscription.Advance(&st, o, 3)
 			}
 			if st.State != tt.wantState || st.ConsecutiveErrors != tt.wantErrors {
 				t.Errorf("after %v: %s/%d, want %s/%d", tt.outcomes, st.State, st.ConsecutiveErrors, tt.wantState, tt.wantErrors)
@@ -49,11 +49,11 @@ func TestStateMachine(t *testing.T) {
 
 func TestStateTransitionsAreReported(t *testing.T) {
 	st := calsyncd.SubscriptionState{State: calsyncd.StateActive, ConsecutiveErrors: 2}
-	tr := subscription.Apply(&st, calsyncd.OutcomeFailed, 3)
+	tr := subscription.Advance(&st, calsyncd.OutcomeFailed, 3)
 	if !tr.Changed || tr.From != calsyncd.StateActive || tr.To != calsyncd.StateError {
 		t.Errorf("transition = %+v", tr)
 	}
-	tr = subscription.Apply(&st, calsyncd.OutcomeOK, 3)
+	tr = subscription.Advance(&st, calsyncd.OutcomeOK, 3)
 	if got := fmt.Sprintln(tr.Changed, tr.From, tr.To); got != "true ERROR ACTIVE\n" {
 		t.Errorf("transition = %s", got)
 	}
