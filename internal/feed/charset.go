@@ -1,8 +1,10 @@
 package feed
 
 import (
+	"encoding/binary"
 	"fmt"
 	"io"
+	"math/bits"
 	"strings"
 	"unicode/utf8"
 
@@ -76,17 +78,33 @@ type utf8Evidence struct {
 
 // count adds a value's bytes.
 func (e *utf8Evidence) count(b []byte) {
+	high := highBytes(b)
+	if high == 0 {
+		return // ASCII: no evidence either way
+	}
 	if utf8.Valid(b) {
-		for _, c := range b {
-			if c >= utf8.RuneSelf {
-				e.valid++
-			}
-		}
+		e.valid += high
 		return
 	}
 	v, x := multiByte(b)
 	e.valid += v
 	e.broken += x
+}
+
+// highBytes counts the bytes of b at or above utf8.RuneSelf, eight at a
+// time.
+func highBytes(b []byte) int {
+	n := 0
+	for len(b) >= 8 {
+		n += bits.OnesCount64(binary.LittleEndian.Uint64(b) & 0x8080808080808080)
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			n++
+		}
+	}
+	return n
 }
 
 // isUTF8 reports whether the feed's bytes show UTF-8.

@@ -274,8 +274,9 @@ func (p *parser) run(comps []ical.Component) {
 	if p.opts.WindowPast > 0 || p.opts.WindowFuture > 0 {
 		events = p.window(events)
 	}
+	var text []byte // the hashed text, one buffer for every event
 	for i := range events {
-		events[i].Hash = events[i].ComputeHash()
+		events[i].Hash, text = events[i].Shown().appendHash(text, events[i].ThisAndFuture)
 	}
 	p.cal.Events = events
 }
