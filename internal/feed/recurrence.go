@@ -23,7 +23,11 @@ var rruleParts = map[string]bool{
 // parseRRule validates an RRULE value and returns its options (UNTIL read
 // as UTC fields, whatever its form).
 func parseRRule(v string) (*rrule.ROption, error) {
-	v = normaliseRRule(v)
+	return parseNormalisedRRule(normaliseRRule(v))
+}
+
+// parseNormalisedRRule is parseRRule on a value normaliseRRule gave.
+func parseNormalisedRRule(v string) (*rrule.ROption, error) {
 	if v == "" {
 		return nil, errors.New("empty RRULE")
 	}
@@ -53,8 +57,8 @@ const (
 
 // neverMatches is neverMatches within the feed's budget, remembering the
 // verdict of each rule and DTSTART (a feed repeats its rules).
-func (p *parser) neverMatches(opt rrule.ROption, v string) string {
-	key := normaliseRRule(v) + "@" + opt.Dtstart.Format("20060102T150405")
+func (p *parser) neverMatches(opt rrule.ROption, norm string) string {
+	key := norm + "@" + opt.Dtstart.Format("20060102T150405")
 	if why, ok := p.verdicts[key]; ok {
 		return why
 	}
@@ -299,17 +303,18 @@ func (p *parser) exRules(ev *Event, props []*ical.IANAProperty, s *Series) {
 // wants (UTC for a timed series, a DATE for an all-day one), dropping a
 // COUNT that comes with an UNTIL.
 func (p *parser) rruleValue(ev *Event, v string) (string, error) {
-	opt, err := parseRRule(v)
+	norm := normaliseRRule(v)
+	opt, err := parseNormalisedRRule(norm)
 	if err != nil {
 		return "", err
 	}
 	// The rule is read as Series.wallRule expands it: on DTSTART's wall
 	// clock.
 	opt.Dtstart = wallOf(ev.Start.T)
-	if why := p.neverMatches(*opt, v); why != "" {
-		return "", fmt.Errorf("RRULE %q can never produce an occurrence (%s)", normaliseRRule(v), why)
+	if why := p.neverMatches(*opt, norm); why != "" {
+		return "", fmt.Errorf("RRULE %q can never produce an occurrence (%s)", norm, why)
 	}
-	parts := strings.Split(normaliseRRule(v), ";")
+	parts := strings.Split(norm, ";")
 	out := parts[:0]
 	hasUntil := false
 	for _, part := range parts {

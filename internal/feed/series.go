@@ -44,11 +44,13 @@ func newSeries(start Time) *Series {
 }
 
 // seriesOf is the series the parser read: its RRULE value as Google takes
-// it ("" when none) and its RDATE and EXDATE instants, sorted.
+// it ("" when none) and its RDATE and EXDATE instants, sorted. The rule
+// is rruleValue's, which rrule-go has already read whole: it is not built
+// again here.
 func seriesOf(start Time, rule string, rdates, exdates []time.Time) (*Series, error) {
 	s := newSeries(start)
 	if rule != "" {
-		if err := s.readRule(rule); err != nil {
+		if err := s.readParts(rule); err != nil {
 			return nil, err
 		}
 	}
@@ -91,7 +93,19 @@ func ParseSeries(ev *Event) (*Series, error) {
 	return s, nil
 }
 
+// readRule reads an RRULE value and checks that rrule-go can build it.
 func (s *Series) readRule(value string) error {
+	if err := s.readParts(value); err != nil {
+		return err
+	}
+	if _, err := s.rule(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// readParts reads an RRULE value's parts, its COUNT and its UNTIL.
+func (s *Series) readParts(value string) error {
 	s.hasRule = true
 	for part := range strings.SplitSeq(value, ";") {
 		k, v, _ := strings.Cut(part, "=")
@@ -125,9 +139,6 @@ func (s *Series) readRule(value string) error {
 		default:
 			s.parts = append(s.parts, part)
 		}
-	}
-	if _, err := s.rule(); err != nil {
-		return err
 	}
 	return nil
 }
