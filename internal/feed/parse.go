@@ -228,7 +228,7 @@ func (p *parser) run(comps []ical.Component) {
 	// pass reads the VTIMEZONEs and the events' times; the second
 	// normalises each event and lets its component go.
 	var raw rawEvent
-	nEvents := 0
+	nEvents, defined := 0, false
 	for _, c := range comps {
 		switch c := c.(type) {
 		case *ical.VTimezone:
@@ -240,9 +240,19 @@ func (p *parser) run(comps []ical.Component) {
 			for _, id := range ids {
 				p.zones.Define(id, vz)
 			}
+			defined = true
 		case *ical.VEvent:
 			nEvents++
-			p.extract(&raw, c.Properties, nEvents)
+		}
+	}
+	if defined {
+		// The years matter only to matching a VTIMEZONE to an IANA zone.
+		index := 0
+		for _, c := range comps {
+			if c, ok := c.(*ical.VEvent); ok {
+				index++
+				p.extract(&raw, c.Properties, index)
+			}
 		}
 	}
 	p.setFloating()
