@@ -1,0 +1,29 @@
+package feed
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// TestAppendStamp holds appendStamp to time.Format on every layout, over
+// years from before 0 to past 9999, in UTC and in a zone.
+func TestAppendStamp(t *testing.T) {
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	times := []time.Time{{}, time.Date(-5, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC),
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 3, 29, 2, 30, 0, 0, berlin)}
+	for range 2000 {
+		times = append(times, time.Unix(r.Int64N(400*365*86400)-200*365*86400, 0).In(berlin))
+	}
+	for _, tm := range times {
+		for _, layout := range []string{stampDate, stampLocal, stampUTC} {
+			if got, want := string(appendStamp([]byte("x"), tm, layout)), "x"+tm.Format(layout); got != want {
+				t.Fatalf("appendStamp(%v, %s) = %q, want %q", tm, layout, got, want)
+			}
+		}
+	}
+}
