@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime"
 
 	"github.com/calsyncd/calsyncd/bench/goparsers"
 	"github.com/calsyncd/calsyncd/internal/feed/feedgen"
@@ -46,10 +47,18 @@ func run(parser, shape string, events, loops int) error {
 			continue
 		}
 		data := s.Generate(events)
+		// A collection after the feed is made and one after the last
+		// parse: the run with no parse and the runs with some start
+		// from the same heap, and each pays for collecting the garbage
+		// it made, whenever the collector would have run.
+		runtime.GC()
 		for range loops {
 			if _, err := p.Parse(data); err != nil {
 				return err
 			}
+		}
+		if loops > 0 {
+			runtime.GC()
 		}
 		fmt.Printf("%s %s events=%d bytes=%d loops=%d\n", parser, shape, events, len(data), loops)
 		return nil
