@@ -14,11 +14,15 @@
 # instructions SHA-256 takes on a CPU that has them (calsyncd hashes every
 # event; the peers hash nothing).
 #
-# The count is of one thread (GOMAXPROCS=1: the collector's work is done
-# on it too): with more, the idle threads' spinning, which depends on
-# timing, swamps the figure. Go's asynchronous preemption signals are
-# turned off, which callgrind does not follow; the binary is built
-# without cgo.
+# The count is of one thread (GOMAXPROCS=1), and the collector stops the
+# world (GODEBUG=gcstoptheworld=1): with more threads the idle ones'
+# spinning, and with a concurrent collector its pacing, depend on timing
+# under valgrind and swamp the figure (the same run counted 0.8 and
+# 1.1 G instructions). So the collector's work is counted on that thread
+# too, without the write barriers of a concurrent mark, for every parser
+# alike; repeated runs agree to 0.1%, even on a loaded machine. Go's
+# asynchronous preemption signals are turned off, which callgrind does
+# not follow; the binary is built without cgo.
 set -euo pipefail
 cd "$(dirname "$0")"
 scale=${1:-10}
@@ -29,7 +33,7 @@ trap 'rm -rf "$(dirname "$bin")"' EXIT
 CGO_ENABLED=0 go build -o "$bin" ./instr
 
 count() { # parser shape events loops -> instructions
-	GOMAXPROCS=1 GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+	GOMAXPROCS=1 GODEBUG=asyncpreemptoff=1,gcstoptheworld=1 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
 		"$bin" -parser "$1" -shape "$2" -events "$3" -loops "$4" 2>&1 |
 		sed -n 's/^==[0-9]*== Collected : \([0-9]*\)$/\1/p'
 }
