@@ -493,6 +493,12 @@ const (
 // appendStamp appends t.Format(layout) for one of the stamp layouts,
 // without Format's reading of the layout for the years 0 to 9999.
 func appendStamp(b []byte, t time.Time, layout string) []byte {
+	if t.Location() != time.UTC {
+		// The wall clock as UTC fields: the zone is looked up once, not
+		// for the date and again for the clock.
+		_, off := t.Zone()
+		t = t.UTC().Add(time.Duration(off) * time.Second)
+	}
 	y, mo, d := t.Date()
 	if y < 0 || y > 9999 {
 		return t.AppendFormat(b, layout)

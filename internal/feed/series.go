@@ -555,8 +555,14 @@ func (s *Series) Lines() []string {
 	return lines
 }
 
+// sortedTimes is ts sorted: ts itself when it already is (the parser
+// sorts its dates), else a sorted copy.
 func sortedTimes(ts []time.Time) []time.Time {
-	return slices.SortedFunc(slices.Values(ts), func(a, b time.Time) int { return a.Compare(b) })
+	cmp := func(a, b time.Time) int { return a.Compare(b) }
+	if slices.IsSortedFunc(ts, cmp) {
+		return ts
+	}
+	return slices.SortedFunc(slices.Values(ts), cmp)
 }
 
 // Before returns the part of the series before cut: its rule ends just
