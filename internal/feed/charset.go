@@ -107,6 +107,9 @@ func highBytes(b []byte) int {
 	return n
 }
 
+// isASCII reports whether no value had a byte above 0x7F.
+func (e utf8Evidence) isASCII() bool { return e.valid == 0 && e.broken == 0 }
+
 // isUTF8 reports whether the feed's bytes show UTF-8.
 func (e utf8Evidence) isUTF8() bool { return e.valid > 0 && e.valid > e.broken }
 
@@ -155,13 +158,19 @@ func multiByte[T string | []byte](b T) (valid, broken int) {
 //
 // Valid UTF-8 (nearly every value) costs only the check.
 type textCharset struct {
-	utf8     bool
+	utf8 bool
+	// ascii: no value of the feed has a byte above 0x7F, so every one is
+	// its own text.
+	ascii    bool
 	fallback *charmap.Charmap // the declared single-byte charset, or nil
 }
 
 func (c *textCharset) text(s string) string {
 	if c == nil {
 		return validText(s)
+	}
+	if c.ascii {
+		return s
 	}
 	if c.fallback != nil && !c.utf8 {
 		if !isASCII(s) {

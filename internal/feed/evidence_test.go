@@ -39,3 +39,30 @@ func TestEvidenceCount(t *testing.T) {
 		}
 	}
 }
+
+// TestEvidenceASCII: a feed is ASCII only when no value had a byte above
+// 0x7F, valid UTF-8 or not; the parser then takes every text value as it
+// is.
+func TestEvidenceASCII(t *testing.T) {
+	for _, c := range []struct {
+		values []string
+		ascii  bool
+	}{
+		{nil, true},
+		{[]string{"plain", ":UID-1@example.com"}, true},
+		{[]string{"plain", "Köln"}, false},
+		{[]string{"K\xf6ln", "plain"}, false},
+	} {
+		var e utf8Evidence
+		for _, v := range c.values {
+			e.count([]byte(v))
+		}
+		if e.isASCII() != c.ascii {
+			t.Errorf("%q: isASCII %v, want %v", c.values, e.isASCII(), c.ascii)
+		}
+	}
+	cal, err := ParseBytes([]byte("BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:1\r\nDTSTART:20260101T100000Z\r\nSUMMARY:K\xf6ln\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"), Options{})
+	if err != nil || len(cal.Events) != 1 || cal.Events[0].Summary != "Köln" {
+		t.Fatalf("a Windows-1252 summary: %v %+v", err, cal)
+	}
+}

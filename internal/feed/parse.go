@@ -145,7 +145,7 @@ func parseWith(src *lineSource, opts Options) (*parser, error) {
 		return nil, err
 	}
 	p := &parser{opts: opts, cal: &Calendar{}, zones: tz.NewResolver(), warned: map[string]bool{},
-		charset: &textCharset{utf8: tree.evidence.isUTF8()}}
+		charset: &textCharset{utf8: tree.evidence.isUTF8(), ascii: tree.evidence.isASCII()}}
 	if dec, _ := decoderFor(opts.Charset); dec.text != nil {
 		// A single-byte charset decodes the text values, unless the
 		// bytes show UTF-8 (a server's default label on a UTF-8 feed).
