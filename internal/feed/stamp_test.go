@@ -27,3 +27,15 @@ func TestAppendStamp(t *testing.T) {
 		}
 	}
 }
+
+// TestDaysIn holds daysIn to time.Date's calendar over every month of the
+// years a feed's dates may have.
+func TestDaysIn(t *testing.T) {
+	for y := minYear - 1; y <= 10000; y++ {
+		for m := time.January; m <= time.December; m++ {
+			if got, want := daysIn(y, m), time.Date(y, m+1, 0, 0, 0, 0, 0, time.UTC).Day(); got != want {
+				t.Fatalf("daysIn(%d, %v) = %d, want %d", y, m, got, want)
+			}
+		}
+	}
+}
