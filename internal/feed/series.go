@@ -536,15 +536,37 @@ func (s *Series) Lines() []string {
 		case s.count > 0:
 			bound = "COUNT=" + strconv.Itoa(s.count)
 		}
-		parts := slices.Clone(s.parts)
-		if bound != "" {
-			at := s.boundAt
-			if at < 0 || at > len(parts) {
-				at = len(parts)
-			}
-			parts = slices.Insert(parts, at, bound)
+		at := s.boundAt
+		if at < 0 || at > len(s.parts) {
+			at = len(s.parts)
 		}
-		lines = append(lines, "RRULE:"+strings.Join(parts, ";"))
+		n := len("RRULE:") + len(bound) + len(s.parts)
+		for _, p := range s.parts {
+			n += len(p)
+		}
+		b := make([]byte, 0, n)
+		b = append(b, "RRULE:"...)
+		first := true
+		sep := func() { // strings.Join's separator, parts empty or not
+			if !first {
+				b = append(b, ';')
+			}
+			first = false
+		}
+		for i, p := range s.parts {
+			if i == at && bound != "" {
+				sep()
+				b = append(b, bound...)
+			}
+			sep()
+			b = append(b, p...)
+		}
+		if at == len(s.parts) && bound != "" {
+			sep()
+			b = append(b, bound...)
+		}
+		lines = make([]string, 0, 3)
+		lines = append(lines, string(b))
 	}
 	if len(s.rdates) > 0 {
 		lines = append(lines, dateLine("RDATE", s.start, sortedTimes(s.rdates)))

@@ -114,7 +114,15 @@ func (s Shown) appendHash(buf []byte, thisAndFuture bool) (string, []byte) {
 	}
 	rec := s.Recurrence
 	if !slices.IsSorted(rec) {
-		rec = slices.Sorted(slices.Values(rec))
+		var few [4]string // RRULE, RDATE, EXDATE: sorted without an allocation
+		if len(rec) <= len(few) {
+			sorted := few[:len(rec)]
+			copy(sorted, rec)
+			slices.Sort(sorted)
+			rec = sorted
+		} else {
+			rec = slices.Sorted(slices.Values(rec))
+		}
 	}
 	for _, r := range rec {
 		w(r)

@@ -39,3 +39,31 @@ func TestDaysIn(t *testing.T) {
 		}
 	}
 }
+
+// TestSeriesRuleLine holds the RRULE line Lines builds to the parts and
+// bound joined, wherever the bound goes and whatever the parts hold.
+func TestSeriesRuleLine(t *testing.T) {
+	until := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		parts   []string
+		boundAt int
+		count   int
+		until   time.Time
+		want    string
+	}{
+		{[]string{"FREQ=DAILY"}, -1, 0, time.Time{}, "RRULE:FREQ=DAILY"},
+		{[]string{"FREQ=DAILY", "BYDAY=MO"}, 1, 5, time.Time{}, "RRULE:FREQ=DAILY;COUNT=5;BYDAY=MO"},
+		{[]string{"FREQ=DAILY", "BYDAY=MO"}, 0, 5, time.Time{}, "RRULE:COUNT=5;FREQ=DAILY;BYDAY=MO"},
+		{[]string{"FREQ=DAILY", "BYDAY=MO"}, -1, 0, until, "RRULE:FREQ=DAILY;BYDAY=MO;UNTIL=20260501T100000Z"},
+		{[]string{"FREQ=DAILY"}, 7, 3, time.Time{}, "RRULE:FREQ=DAILY;COUNT=3"},
+		{[]string{"", "FREQ=DAILY", ""}, 1, 3, time.Time{}, "RRULE:;COUNT=3;FREQ=DAILY;"},
+		{nil, -1, 2, time.Time{}, "RRULE:COUNT=2"},
+		{nil, -1, 0, time.Time{}, "RRULE:"},
+	} {
+		s := newSeries(Time{T: until})
+		s.hasRule, s.parts, s.boundAt, s.count, s.until = true, c.parts, c.boundAt, c.count, c.until
+		if got := s.Lines(); len(got) != 1 || got[0] != c.want {
+			t.Errorf("%+v: %q, want %q", c, got, c.want)
+		}
+	}
+}
