@@ -1,8 +1,10 @@
 package feed
 
 import (
+	"encoding/binary"
 	"fmt"
 	"io"
+	"math/bits"
 	"strings"
 	"unicode/utf8"
 
@@ -76,18 +78,37 @@ type utf8Evidence struct {
 
 // count adds a value's bytes.
 func (e *utf8Evidence) count(b []byte) {
+	high := highBytes(b)
+	if high == 0 {
+		return // ASCII: no evidence either way
+	}
 	if utf8.Valid(b) {
-		for _, c := range b {
-			if c >= utf8.RuneSelf {
-				e.valid++
-			}
-		}
+		e.valid += high
 		return
 	}
 	v, x := multiByte(b)
 	e.valid += v
 	e.broken += x
 }
+
+// highBytes counts the bytes of b at or above utf8.RuneSelf, eight at a
+// time.
+func highBytes(b []byte) int {
+	n := 0
+	for len(b) >= 8 {
+		n += bits.OnesCount64(binary.LittleEndian.Uint64(b) & 0x8080808080808080)
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			n++
+		}
+	}
+	return n
+}
+
+// isASCII reports whether no value had a byte above 0x7F.
+func (e utf8Evidence) isASCII() bool { return e.valid == 0 && e.broken == 0 }
 
 // isUTF8 reports whether the feed's bytes show UTF-8.
 func (e utf8Evidence) isUTF8() bool { return e.valid > 0 && e.valid > e.broken }
@@ -137,13 +158,19 @@ func multiByte[T string | []byte](b T) (valid, broken int) {
 //
 // Valid UTF-8 (nearly every value) costs only the check.
 type textCharset struct {
-	utf8     bool
+	utf8 bool
+	// ascii: no value of the feed has a byte above 0x7F, so every one is
+	// its own text.
+	ascii    bool
 	fallback *charmap.Charmap // the declared single-byte charset, or nil
 }
 
 func (c *textCharset) text(s string) string {
 	if c == nil {
 		return validText(s)
+	}
+	if c.ascii {
+		return s
 	}
 	if c.fallback != nil && !c.utf8 {
 		if !isASCII(s) {

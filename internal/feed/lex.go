@@ -182,7 +182,12 @@ func (l *lexer) accept() {
 		l.blanks++
 		return
 	}
-	if l.haveCur && continues(l.curInfo.free, ll) {
+	n := nameEnd(ll)
+	var info *nameInfo // ll's name, once looked up
+	if l.haveCur && l.curInfo.free && n > 0 {
+		info = lookupName(ll[:n])
+	}
+	if l.haveCur && continues(l.curInfo.free, ll, n, info) {
 		if l.curInfo.free {
 			for ; l.blanks > 0; l.blanks-- {
 				l.cur = append(l.cur, `\n`...)
@@ -201,7 +206,10 @@ func (l *lexer) accept() {
 	// The line becomes the current one; its buffer is swapped, not copied.
 	l.cur, l.logical = ll, l.cur[:0]
 	l.curLine, l.haveCur = l.logicalNo, true
-	l.curInfo = lookupName(ll[:nameEnd(ll)])
+	if info == nil {
+		info = lookupName(ll[:n])
+	}
+	l.curInfo = info
 }
 
 // flush hands the current repaired line on.
@@ -292,9 +300,9 @@ func nameEnd(line []byte) int {
 
 // continues reports whether a logical line that does not start like a
 // property still belongs to the previous one (prevFree: a free-text
-// property).
-func continues(prevFree bool, pl []byte) bool {
-	n := nameEnd(pl)
+// property); n is nameEnd(pl) and info its name's entry (looked up when
+// prevFree and n > 0).
+func continues(prevFree bool, pl []byte, n int, info *nameInfo) bool {
 	if n == 0 {
 		return true
 	}
@@ -302,7 +310,7 @@ func continues(prevFree bool, pl []byte) bool {
 		return false
 	}
 	xName := n > 2 && (pl[0] == 'X' || pl[0] == 'x') && (pl[1] == '-' || pl[1] == '_')
-	return !lookupName(pl[:n]).known && !xName
+	return !info.known && !xName
 }
 
 type lexer struct {

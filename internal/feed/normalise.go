@@ -495,8 +495,19 @@ func parseICalTime(v string) (t time.Time, isDate bool, err error) {
 	return time.Date(y, time.Month(mo), d, h, mi, s, 0, time.UTC), false, nil
 }
 
+// daysIn is the number of days of month m (January to December) of the
+// proleptic Gregorian year y.
 func daysIn(y int, m time.Month) int {
-	return time.Date(y, m+1, 0, 0, 0, 0, 0, time.UTC).Day()
+	switch m {
+	case time.February:
+		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
+			return 29
+		}
+		return 28
+	case time.April, time.June, time.September, time.November:
+		return 30
+	}
+	return 31
 }
 
 // CanonicalRecurrenceID renders a RECURRENCE-ID as mapping keys store it.

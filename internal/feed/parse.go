@@ -145,7 +145,7 @@ func parseWith(src *lineSource, opts Options) (*parser, error) {
 		return nil, err
 	}
 	p := &parser{opts: opts, cal: &Calendar{}, zones: tz.NewResolver(), warned: map[string]bool{},
-		charset: &textCharset{utf8: tree.evidence.isUTF8()}}
+		charset: &textCharset{utf8: tree.evidence.isUTF8(), ascii: tree.evidence.isASCII()}}
 	if dec, _ := decoderFor(opts.Charset); dec.text != nil {
 		// A single-byte charset decodes the text values, unless the
 		// bytes show UTF-8 (a server's default label on a UTF-8 feed).
@@ -228,7 +228,7 @@ func (p *parser) run(comps []ical.Component) {
 	// pass reads the VTIMEZONEs and the events' times; the second
 	// normalises each event and lets its component go.
 	var raw rawEvent
-	nEvents := 0
+	nEvents, defined := 0, false
 	for _, c := range comps {
 		switch c := c.(type) {
 		case *ical.VTimezone:
@@ -240,9 +240,19 @@ func (p *parser) run(comps []ical.Component) {
 			for _, id := range ids {
 				p.zones.Define(id, vz)
 			}
+			defined = true
 		case *ical.VEvent:
 			nEvents++
-			p.extract(&raw, c.Properties, nEvents)
+		}
+	}
+	if defined {
+		// The years matter only to matching a VTIMEZONE to an IANA zone.
+		index := 0
+		for _, c := range comps {
+			if c, ok := c.(*ical.VEvent); ok {
+				index++
+				p.extract(&raw, c.Properties, index)
+			}
 		}
 	}
 	p.setFloating()
@@ -274,8 +284,9 @@ func (p *parser) run(comps []ical.Component) {
 	if p.opts.WindowPast > 0 || p.opts.WindowFuture > 0 {
 		events = p.window(events)
 	}
+	var text []byte // the hashed text, one buffer for every event
 	for i := range events {
-		events[i].Hash = events[i].ComputeHash()
+		events[i].Hash, text = events[i].Shown().appendHash(text, events[i].ThisAndFuture)
 	}
 	p.cal.Events = events
 }

@@ -23,7 +23,11 @@ var rruleParts = map[string]bool{
 // parseRRule validates an RRULE value and returns its options (UNTIL read
 // as UTC fields, whatever its form).
 func parseRRule(v string) (*rrule.ROption, error) {
-	v = normaliseRRule(v)
+	return parseNormalisedRRule(normaliseRRule(v))
+}
+
+// parseNormalisedRRule is parseRRule on a value normaliseRRule gave.
+func parseNormalisedRRule(v string) (*rrule.ROption, error) {
 	if v == "" {
 		return nil, errors.New("empty RRULE")
 	}
@@ -53,8 +57,8 @@ const (
 
 // neverMatches is neverMatches within the feed's budget, remembering the
 // verdict of each rule and DTSTART (a feed repeats its rules).
-func (p *parser) neverMatches(opt rrule.ROption, v string) string {
-	key := normaliseRRule(v) + "@" + opt.Dtstart.Format("20060102T150405")
+func (p *parser) neverMatches(opt rrule.ROption, norm string) string {
+	key := norm + "@" + opt.Dtstart.Format("20060102T150405")
 	if why, ok := p.verdicts[key]; ok {
 		return why
 	}
@@ -116,14 +120,14 @@ func (p *parser) recurrence(ev *Event, r *rawEvent) error {
 			extra = append(extra, v)
 		}
 	}
-	_, rdates := p.dateList(ev, r, "RDATE", r.rdate)
+	rdates := p.dateList(ev, r, "RDATE", r.rdate)
 	if len(extra) > 0 {
 		rdates = p.extraRules(ev, rule, extra, rdates)
 	}
 	if rule == "" && len(rdates) == 0 {
 		return nil
 	}
-	_, exdates := p.dateList(ev, r, "EXDATE", r.exdate)
+	exdates := p.dateList(ev, r, "EXDATE", r.exdate)
 	series, err := seriesOf(ev.Start, rule, rdates, exdates)
 	if err != nil {
 		p.warn(ev.UID, fmt.Sprintf("event%s: %v; only its first occurrence is kept", quoteSummary(ev.Summary), err))
@@ -299,17 +303,18 @@ func (p *parser) exRules(ev *Event, props []*ical.IANAProperty, s *Series) {
 // wants (UTC for a timed series, a DATE for an all-day one), dropping a
 // COUNT that comes with an UNTIL.
 func (p *parser) rruleValue(ev *Event, v string) (string, error) {
-	opt, err := parseRRule(v)
+	norm := normaliseRRule(v)
+	opt, err := parseNormalisedRRule(norm)
 	if err != nil {
 		return "", err
 	}
 	// The rule is read as Series.wallRule expands it: on DTSTART's wall
 	// clock.
 	opt.Dtstart = wallOf(ev.Start.T)
-	if why := p.neverMatches(*opt, v); why != "" {
-		return "", fmt.Errorf("RRULE %q can never produce an occurrence (%s)", normaliseRRule(v), why)
+	if why := p.neverMatches(*opt, norm); why != "" {
+		return "", fmt.Errorf("RRULE %q can never produce an occurrence (%s)", norm, why)
 	}
-	parts := strings.Split(normaliseRRule(v), ";")
+	parts := strings.Split(norm, ";")
 	out := parts[:0]
 	hasUntil := false
 	for _, part := range parts {
@@ -367,9 +372,9 @@ func (p *parser) until(ev *Event, val string) (time.Time, error) {
 // instants (all-day: UTC midnights) for the window. A floating value is
 // read in DTSTART's zone, as RFC 5545 means (the value types match
 // DTSTART's), not in the feed's default zone.
-func (p *parser) dateList(ev *Event, r *rawEvent, name string, props []*ical.IANAProperty) (string, []time.Time) {
+func (p *parser) dateList(ev *Event, r *rawEvent, name string, props []*ical.IANAProperty) []time.Time {
 	if len(props) == 0 {
-		return "", nil
+		return nil
 	}
 	startTZID, startUTC := "", false
 	if st := r.single[pDTStart]; st != nil {
@@ -409,11 +414,10 @@ func (p *parser) dateList(ev *Event, r *rawEvent, name string, props []*ical.IAN
 		}
 	}
 	if len(ts) == 0 {
-		return "", nil
+		return nil
 	}
 	slices.SortFunc(ts, func(a, b time.Time) int { return a.Compare(b) })
-	ts = slices.CompactFunc(ts, func(a, b time.Time) bool { return a.Equal(b) })
-	return dateLine(name, ev.Start, ts), ts
+	return slices.CompactFunc(ts, func(a, b time.Time) bool { return a.Equal(b) })
 }
 
 // period notes an RDATE PERIOD's own end (a date-time or a duration),
@@ -451,27 +455,65 @@ func (p *parser) period(ev *Event, r *rawEvent, start time.Time, end, tzid strin
 // Google takes: dates for an all-day series, wall-clock times with the
 // series' IANA zone, or UTC.
 func dateLine(name string, start Time, ts []time.Time) string {
-	vals := make([]string, len(ts))
 	var head string
+	var loc *time.Location
+	layout := stampUTC
 	switch {
 	case start.AllDay:
-		head = name + ";VALUE=DATE:"
-		for i, t := range ts {
-			vals[i] = t.Format("20060102")
-		}
+		head, layout = name+";VALUE=DATE:", stampDate
 	case start.Zone != "":
-		head = name + ";TZID=" + start.Zone + ":"
-		loc := start.T.Location()
-		for i, t := range ts {
-			vals[i] = t.In(loc).Format("20060102T150405")
-		}
+		head, layout, loc = name+";TZID="+start.Zone+":", stampLocal, start.T.Location()
 	default:
 		head = name + ":"
-		for i, t := range ts {
-			vals[i] = t.UTC().Format("20060102T150405Z")
-		}
 	}
-	return head + strings.Join(vals, ",")
+	b := make([]byte, 0, len(head)+17*len(ts))
+	b = append(b, head...)
+	for i, t := range ts {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		switch layout {
+		case stampLocal:
+			t = t.In(loc)
+		case stampUTC:
+			t = t.UTC()
+		}
+		b = appendStamp(b, t, layout)
+	}
+	return string(b)
+}
+
+// The layouts of appendStamp.
+const (
+	stampDate  = "20060102"
+	stampLocal = "20060102T150405"
+	stampUTC   = "20060102T150405Z"
+)
+
+// appendStamp appends t.Format(layout) for one of the stamp layouts,
+// without Format's reading of the layout for the years 0 to 9999.
+func appendStamp(b []byte, t time.Time, layout string) []byte {
+	if t.Location() != time.UTC {
+		// The wall clock as UTC fields: the zone is looked up once, not
+		// for the date and again for the clock.
+		_, off := t.Zone()
+		t = t.UTC().Add(time.Duration(off) * time.Second)
+	}
+	y, mo, d := t.Date()
+	if y < 0 || y > 9999 {
+		return t.AppendFormat(b, layout)
+	}
+	b = append(b, byte('0'+y/1000), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10),
+		byte('0'+mo/10), byte('0'+mo%10), byte('0'+d/10), byte('0'+d%10))
+	if layout == stampDate {
+		return b
+	}
+	h, mi, s := t.Clock()
+	b = append(b, 'T', byte('0'+h/10), byte('0'+h%10), byte('0'+mi/10), byte('0'+mi%10), byte('0'+s/10), byte('0'+s%10))
+	if layout == stampUTC {
+		b = append(b, 'Z')
+	}
+	return b
 }
 
 // alignToStart gives a date in a timed series the series' time of day, and

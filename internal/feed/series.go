@@ -44,11 +44,13 @@ func newSeries(start Time) *Series {
 }
 
 // seriesOf is the series the parser read: its RRULE value as Google takes
-// it ("" when none) and its RDATE and EXDATE instants, sorted.
+// it ("" when none) and its RDATE and EXDATE instants, sorted. The rule
+// is rruleValue's, which rrule-go has already read whole: it is not built
+// again here.
 func seriesOf(start Time, rule string, rdates, exdates []time.Time) (*Series, error) {
 	s := newSeries(start)
 	if rule != "" {
-		if err := s.readRule(rule); err != nil {
+		if err := s.readParts(rule); err != nil {
 			return nil, err
 		}
 	}
@@ -91,7 +93,19 @@ func ParseSeries(ev *Event) (*Series, error) {
 	return s, nil
 }
 
+// readRule reads an RRULE value and checks that rrule-go can build it.
 func (s *Series) readRule(value string) error {
+	if err := s.readParts(value); err != nil {
+		return err
+	}
+	if _, err := s.rule(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// readParts reads an RRULE value's parts, its COUNT and its UNTIL.
+func (s *Series) readParts(value string) error {
 	s.hasRule = true
 	for part := range strings.SplitSeq(value, ";") {
 		k, v, _ := strings.Cut(part, "=")
@@ -125,9 +139,6 @@ func (s *Series) readRule(value string) error {
 		default:
 			s.parts = append(s.parts, part)
 		}
-	}
-	if _, err := s.rule(); err != nil {
-		return err
 	}
 	return nil
 }
@@ -525,15 +536,37 @@ func (s *Series) Lines() []string {
 		case s.count > 0:
 			bound = "COUNT=" + strconv.Itoa(s.count)
 		}
-		parts := slices.Clone(s.parts)
-		if bound != "" {
-			at := s.boundAt
-			if at < 0 || at > len(parts) {
-				at = len(parts)
-			}
-			parts = slices.Insert(parts, at, bound)
+		at := s.boundAt
+		if at < 0 || at > len(s.parts) {
+			at = len(s.parts)
 		}
-		lines = append(lines, "RRULE:"+strings.Join(parts, ";"))
+		n := len("RRULE:") + len(bound) + len(s.parts)
+		for _, p := range s.parts {
+			n += len(p)
+		}
+		b := make([]byte, 0, n)
+		b = append(b, "RRULE:"...)
+		first := true
+		sep := func() { // strings.Join's separator, parts empty or not
+			if !first {
+				b = append(b, ';')
+			}
+			first = false
+		}
+		for i, p := range s.parts {
+			if i == at && bound != "" {
+				sep()
+				b = append(b, bound...)
+			}
+			sep()
+			b = append(b, p...)
+		}
+		if at == len(s.parts) && bound != "" {
+			sep()
+			b = append(b, bound...)
+		}
+		lines = make([]string, 0, 3)
+		lines = append(lines, string(b))
 	}
 	if len(s.rdates) > 0 {
 		lines = append(lines, dateLine("RDATE", s.start, sortedTimes(s.rdates)))
@@ -544,8 +577,14 @@ func (s *Series) Lines() []string {
 	return lines
 }
 
+// sortedTimes is ts sorted: ts itself when it already is (the parser
+// sorts its dates), else a sorted copy.
 func sortedTimes(ts []time.Time) []time.Time {
-	return slices.SortedFunc(slices.Values(ts), func(a, b time.Time) int { return a.Compare(b) })
+	cmp := func(a, b time.Time) int { return a.Compare(b) }
+	if slices.IsSortedFunc(ts, cmp) {
+		return ts
+	}
+	return slices.SortedFunc(slices.Values(ts), cmp)
 }
 
 // Before returns the part of the series before cut: its rule ends just

@@ -58,12 +58,22 @@ const hashVersion = "h1"
 func (e *Event) ComputeHash() string { return e.Shown().hash(e.ThisAndFuture) }
 
 func (s Shown) hash(thisAndFuture bool) string {
-	// The fields go into one buffer, each as "<length>:<field>", hashed at
-	// once: no allocation for a typical event.
+	// No allocation for a typical event.
 	var stack [1024]byte
-	buf := stack[:0]
-	if n := len(s.Summary) + len(s.Description) + len(s.Location) + len(s.URL) + 200; n > len(stack) {
-		buf = make([]byte, 0, n+64*len(s.Recurrence))
+	h, _ := s.appendHash(stack[:0], thisAndFuture)
+	return h
+}
+
+// appendHash is hash, building the hashed text in buf[:0] and returning
+// it (grown if it had to be) for the next event: a parse hashes every
+// event with one buffer, so a long description is not a new buffer
+// each time.
+func (s Shown) appendHash(buf []byte, thisAndFuture bool) (string, []byte) {
+	// The fields go into one buffer, each as "<length>:<field>", hashed at
+	// once.
+	buf = buf[:0]
+	if n := len(s.Summary) + len(s.Description) + len(s.Location) + len(s.URL) + 200 + 64*len(s.Recurrence); n > cap(buf) {
+		buf = make([]byte, 0, n)
 	}
 	w := func(v string) {
 		buf = strconv.AppendInt(buf, int64(len(v)), 10)
@@ -104,7 +114,15 @@ func (s Shown) hash(thisAndFuture bool) string {
 	}
 	rec := s.Recurrence
 	if !slices.IsSorted(rec) {
-		rec = slices.Sorted(slices.Values(rec))
+		var few [4]string // RRULE, RDATE, EXDATE: sorted without an allocation
+		if len(rec) <= len(few) {
+			sorted := few[:len(rec)]
+			copy(sorted, rec)
+			slices.Sort(sorted)
+			rec = sorted
+		} else {
+			rec = slices.Sorted(slices.Values(rec))
+		}
 	}
 	for _, r := range rec {
 		w(r)
@@ -112,7 +130,7 @@ func (s Shown) hash(thisAndFuture bool) string {
 	sum := sha256.Sum256(buf)
 	var out [32]byte
 	hex.Encode(out[:], sum[:16])
-	return string(out[:])
+	return string(out[:]), buf
 }
 
 // String is the reminders as the hash takes them: "default", then each

@@ -60,11 +60,10 @@ func (vz *Definition) prepare(horizon time.Time) {
 			add(d)
 		}
 		if o.Rule != nil && len(vz.transitions) < maxTransitions {
-			r, err := rrule.NewRRule(*o.Rule)
-			if err != nil {
+			next, ok := onsets(o.Rule)
+			if !ok {
 				continue
 			}
-			next := r.Iterator()
 			for n := 0; n < maxTransitions; n++ {
 				t, ok := next()
 				if !ok || t.After(horizon) {

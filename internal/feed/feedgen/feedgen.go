@@ -98,6 +98,7 @@ var Shapes = []Shape{
 	{"zones", GenerateZones, []int{2_000}, "40 Outlook display-name VTIMEZONEs matched to IANA zones by their rules"},
 	{"descriptions", GenerateDescriptions, []int{5_000}, "4 KiB folded, escaped descriptions (HTML invitations)"},
 	{"recurrence", GenerateRecurrence, []int{20_000}, "every other event a series with EXDATEs and RDATEs, the rest moved instances"},
+	{"properties", GenerateProperties, []int{5_000}, "about 40 properties an event: attendees with parameters, X- properties, an alarm (invitations)"},
 }
 
 func header(b *bytes.Buffer, name string) {
@@ -235,6 +236,35 @@ func GenerateRecurrence(n int) []byte {
 			}
 			fmt.Fprintf(&b, "SUMMARY:Series %d (moved)\r\nEND:VEVENT\r\n", i)
 		}
+	}
+	b.WriteString("END:VCALENDAR\r\n")
+	return b.Bytes()
+}
+
+// GenerateProperties returns n events of about 40 properties each, as
+// invitations carry them: an organizer and twenty attendees with
+// parameters, categories, links, times of creation and change, vendor
+// X- properties and an alarm: the most properties per event.
+func GenerateProperties(n int) []byte {
+	var b bytes.Buffer
+	b.Grow(n*3200 + 200)
+	header(&b, "Properties")
+	b.WriteString(vtimezones[2])
+	base := time.Date(2026, 1, 5, 8, 0, 0, 0, time.UTC)
+	for i := range n {
+		start := base.AddDate(0, 0, i%730).Add(time.Duration(i%10) * time.Hour)
+		fmt.Fprintf(&b, "BEGIN:VEVENT\r\nUID:props-%d@bench.calsyncd.example\r\nDTSTAMP:20260101T000000Z\r\n", i)
+		fmt.Fprintf(&b, "CREATED:20251201T101500Z\r\nLAST-MODIFIED:20251215T093000Z\r\nSEQUENCE:%d\r\n", i%4)
+		fmt.Fprintf(&b, "DTSTART;TZID=Europe/Berlin:%s\r\nDTEND;TZID=Europe/Berlin:%s\r\n", start.Format("20060102T150405"), start.Add(90*time.Minute).Format("20060102T150405"))
+		fmt.Fprintf(&b, "SUMMARY:Review %d\r\nLOCATION:Room %d\\, Building B\r\nGEO:52.5200;13.4050\r\n", i, i%30)
+		b.WriteString("ORGANIZER;CN=Alex Organiser:mailto:alex@example.com\r\n")
+		for a := range 20 {
+			fmt.Fprintf(&b, "ATTENDEE;CUTYPE=INDIVIDUAL;ROLE=REQ-PARTICIPANT;PARTSTAT=NEEDS-ACTION;RSVP=TRUE;CN=Person %d:mailto:person%d@example.com\r\n", a, a)
+		}
+		b.WriteString("CATEGORIES:Work,Review,Quarterly\r\nURL:https://calendar.example.com/event/" + fmt.Sprint(i) + "\r\n")
+		b.WriteString("CLASS:PUBLIC\r\nTRANSP:OPAQUE\r\nPRIORITY:5\r\nSTATUS:CONFIRMED\r\n")
+		b.WriteString("X-MICROSOFT-CDO-BUSYSTATUS:BUSY\r\nX-MICROSOFT-CDO-IMPORTANCE:1\r\nX-MICROSOFT-DISALLOW-COUNTER:FALSE\r\nX-MS-OLK-AUTOFILLLOCATION:FALSE\r\nX-MS-OLK-CONFTYPE:0\r\n")
+		b.WriteString("BEGIN:VALARM\r\nACTION:DISPLAY\r\nDESCRIPTION:Reminder\r\nTRIGGER:-PT15M\r\nEND:VALARM\r\nEND:VEVENT\r\n")
 	}
 	b.WriteString("END:VCALENDAR\r\n")
 	return b.Bytes()
