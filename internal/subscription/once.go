@@ -3,6 +3,7 @@ package subscription
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/calsyncd/calsyncd/internal/config"
 )
@@ -44,12 +45,13 @@ type Result struct {
 	Err error
 }
 
-// All syncs each subscription once, in parallel. With leases it first
-// takes those of the subscriptions' accounts as a replica would, keeps
-// them while the syncs run and gives them back at the end; a subscription
-// whose account another live process holds is not run (its Err wraps
-// ErrLeaseHeld and names the holder). The results are in subs' order. The
-// error is for a lease that could not even be asked for.
+// All syncs each subscription once, in parallel, as many of an account's
+// at once as Workers runs. With leases it first takes those of the
+// subscriptions' accounts as a replica would, keeps them while the syncs
+// run and gives them back at the end; a subscription whose account another
+// live process holds is not run (its Err wraps ErrLeaseHeld and names the
+// holder). The results are in subs' order. The error is for a lease that
+// could not even be asked for.
 func (o Once) All(ctx context.Context, subs []config.Subscription, opts Options) ([]Result, error) {
 	holders := map[string]string{}
 	if o.Leases != nil {
@@ -78,16 +80,37 @@ func (o Once) All(ctx context.Context, subs []config.Subscription, opts Options)
 	}
 	results := make([]Result, len(subs))
 	var wg sync.WaitGroup
-	for i, sub := range subs {
-		if account := sub.AccountName(); !o.Holds(account) {
-			results[i] = Result{Report: Report{Subscription: sub.ID}, Err: &LeaseHeldError{Account: account, Holder: holders[account]}}
-			continue
+	for _, lane := range o.lanes(subs, holders, results) {
+		// As many goroutines per account as its passes may run at once
+		// (Workers), each taking the account's next subscription: the
+		// subscriptions wait as entries of a list, not as goroutines with
+		// their stacks.
+		var next atomic.Int64
+		for range min(len(lane), o.Runner.Workers.PerAccount(len(lane))) {
+			wg.Go(func() {
+				for j := next.Add(1) - 1; j < int64(len(lane)); j = next.Add(1) - 1 {
+					i := lane[j]
+					rep, err := o.Run(ctx, subs[i], opts)
+					results[i] = Result{Report: rep, Err: err}
+				}
+			})
 		}
-		wg.Go(func() {
-			rep, err := o.Run(ctx, sub, opts)
-			results[i] = Result{Report: rep, Err: err}
-		})
 	}
 	wg.Wait()
 	return results, nil
+}
+
+// lanes are the indexes of the subscriptions to run, by account, in subs'
+// order; those of accounts another process holds get their result now.
+func (o Once) lanes(subs []config.Subscription, holders map[string]string, results []Result) map[string][]int {
+	lanes := map[string][]int{}
+	for i, sub := range subs {
+		account := sub.AccountName()
+		if !o.Holds(account) {
+			results[i] = Result{Report: Report{Subscription: sub.ID}, Err: &LeaseHeldError{Account: account, Holder: holders[account]}}
+			continue
+		}
+		lanes[account] = append(lanes[account], i)
+	}
+	return lanes
 }

@@ -35,6 +35,15 @@ func NewWorkers(perAccount, prepare int) *Workers {
 		accounts: map[string]*lane{}}
 }
 
+// PerAccount is how many passes of one account run at once: n, when
+// nothing bounds them (no Workers).
+func (w *Workers) PerAccount(n int) int {
+	if w == nil {
+		return n
+	}
+	return w.perAccount
+}
+
 // DefaultPrepare is the default bound on fetch+parse: two per core, so a
 // slow feed server does not idle a core.
 func DefaultPrepare() int { return 2 * runtime.GOMAXPROCS(0) }

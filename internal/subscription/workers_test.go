@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -146,6 +147,62 @@ func TestAPassWaitingForItsTurnIsDeferredByShutdown(t *testing.T) {
 		}
 		if n := g.most("fetch"); n != 1 {
 			t.Errorf("%d fetches at once", n)
+		}
+	})
+}
+
+// goroutineFetcher notes the most goroutines alive while feeds are
+// fetched.
+type goroutineFetcher struct {
+	mu  *sync.Mutex
+	top *int
+}
+
+func (f goroutineFetcher) Open(ctx context.Context, req fetch.Request) (*fetch.Response, error) {
+	f.mu.Lock()
+	*f.top = max(*f.top, runtime.NumGoroutine())
+	f.mu.Unlock()
+	time.Sleep(time.Second)
+	return &fetch.Response{Body: []byte(oneEvent), BodyHash: req.URL}, nil
+}
+
+// A sync of 300 subscriptions of one account holds them as work, not as
+// goroutines: what runs at once is the account's Workers bound, and the
+// rest wait as entries of a list (a goroutine per subscription, each with
+// its grown stack, took 427 MB at 10,000).
+func TestAllHoldsWorkNotGoroutines(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		cfg := config.Default()
+		cfg.StateDir = t.TempDir()
+		st, err := store.Open(ctx, "sqlite", filepath.Join(cfg.StateDir, "calsyncd.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		var (
+			mu  sync.Mutex
+			top int
+		)
+		r := &subscription.Runner{Config: cfg, Store: st, Fetcher: goroutineFetcher{&mu, &top}, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Writer:  func(string) (subscription.Writer, error) { return okWriter{}, nil },
+			Workers: subscription.NewWorkers(2, 2)}
+		var subs []config.Subscription
+		for i := range 300 {
+			subs = append(subs, sub(fmt.Sprintf("s%03d", i)))
+		}
+		before := runtime.NumGoroutine()
+		results, err := subscription.Once{Runner: r}.All(ctx, subs, subscription.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, res := range results {
+			if res.Err != nil || res.Report.Run.Outcome != calsyncd.OutcomeOK {
+				t.Fatalf("%s: %v %+v", res.Report.Subscription, res.Err, res.Report.Run)
+			}
+		}
+		if grew := top - before; grew > 10 {
+			t.Errorf("%d more goroutines while syncing 300 subscriptions of one account with 2 at a time, want a handful", grew)
 		}
 	})
 }
