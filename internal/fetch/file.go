@@ -13,7 +13,7 @@ import (
 
 // fetchFile reads a file:// feed within the Fetcher's Timeout and the
 // context. A named pipe with no writer, or a file on a hung network
-// filesystem, would otherwise block the sync forever (issue 15): the read
+// filesystem, would otherwise block the sync forever: the read
 // runs in its own goroutine and the fetch stops waiting when time is up.
 // For a FIFO the reader is then released (see release); a read stuck in
 // the kernel on a hung filesystem ends when the filesystem answers.

@@ -9,7 +9,7 @@ import (
 // Loopback is not a trust boundary for a browser: any web page can POST
 // to 127.0.0.1, and a name the attacker controls can be rebound to
 // 127.0.0.1 so that the browser treats the status endpoint as the
-// attacker's own site (issue 15). guard answers only to this endpoint's
+// attacker's own site. guard answers only to this endpoint's
 // names, refuses cross-origin requests that change state, and tells
 // browsers not to frame, sniff, refer or run anything.
 func (s *Server) guard(next http.Handler) http.Handler {

@@ -8,7 +8,7 @@ import (
 // forPeople is a copy of the report whose text is safe on a terminal: the
 // table and the page show error details, notes, event UIDs and Google's
 // messages, and any of them may come from a feed server or a feed
-// (issue 15: a hostile status text recoloured `calsyncd status`). JSON
+// (a hostile status text could recolour `calsyncd status`). JSON
 // keeps the text as it is; its encoder escapes control characters.
 func forPeople(rep *Report) *Report {
 	out := *rep
