@@ -80,75 +80,10 @@ func neverReachesTime(opt rrule.ROption) string {
 // the rule's FREQ and INTERVAL visit, with rrule-go's reading of its BY
 // parts (its defaults from DTSTART included), and says why none matches.
 func neverMatchesDay(opt rrule.ROption, budget *int) string {
-	ds := opt.Dtstart
-	y0, m0, d0 := ds.Date()
-	bymonth, bymonthday, byweekday := opt.Bymonth, opt.Bymonthday, opt.Byweekday
-	if len(opt.Byweekno) == 0 && len(opt.Byyearday) == 0 && len(bymonthday) == 0 && len(byweekday) == 0 && len(opt.Byeaster) == 0 {
-		switch opt.Freq {
-		case rrule.YEARLY:
-			if len(bymonth) == 0 {
-				bymonth = []int{int(m0)}
-			}
-			bymonthday = []int{d0}
-		case rrule.MONTHLY:
-			bymonthday = []int{d0}
-		case rrule.WEEKLY:
-			byweekday = []rrule.Weekday{weekdayOf(ds.Weekday())}
-		}
-	}
-	// Plain weekdays and nth weekdays (nth only within a month or year).
-	var plain [7]bool
-	var nth []rrule.Weekday
-	hasPlain := false
-	for _, w := range byweekday {
-		if w.N() == 0 || opt.Freq > rrule.MONTHLY {
-			plain[weekdayIndex(w)] = true
-			hasPlain = true
-		} else {
-			nth = append(nth, w)
-		}
-	}
-	inMonth := func(m time.Month) bool {
-		if len(bymonth) == 0 {
-			return true
-		}
-		for _, b := range bymonth {
-			if b == int(m) {
-				return true
-			}
-		}
-		return false
-	}
-	monthRange := opt.Freq == rrule.MONTHLY || (opt.Freq == rrule.YEARLY && len(bymonth) > 0)
-	step := max(opt.Interval, 1)
-	wkst := weekdayIndex(opt.Wkst)
-	weekOffset := (weekdayIndex(weekdayOf(ds.Weekday())) - wkst + 7) % 7
-	var g int
-	switch opt.Freq {
-	case rrule.YEARLY:
-		g = gcd(step, cycleYears)
-	case rrule.MONTHLY:
-		g = gcd(step, cycleMonths)
-	case rrule.WEEKLY:
-		g = gcd(step, cycleWeeks)
-	case rrule.DAILY:
-		g = gcd(step, cycleDays)
-	default:
-		g = 1 // sub-daily: every day may be visited
-	}
-	setpos := len(opt.Bysetpos) > 0 && opt.Freq <= rrule.DAILY
-	times := 1
-	if setpos {
-		times = len(orOne(opt.Byhour, ds.Hour())) * len(orOne(opt.Byminute, ds.Minute())) * len(orOne(opt.Bysecond, ds.Second()))
-	}
-	period, inPeriod := -1, 0
-	// The date is stepped by hand: time.Date per day would cost most of
-	// the walk.
-	y, m, d := y0, m0, d0-1
-	mlen := daysIn(y, m)
-	ylen := 365 + boolInt(daysIn(y, time.February) == 29)
-	yday := time.Date(y0, m0, d0, 0, 0, 0, 0, time.UTC).YearDay() - 1
-	wd := (weekdayIndex(weekdayOf(ds.Weekday())) + 6) % 7
+	rule := newDayRule(opt)
+	periods := newPeriodCounter(opt)
+	set := newSetposCount(opt)
+	day := dayBefore(opt.Dtstart)
 	for i := 0; i <= cycleDays; i++ {
 		if i > freeRuleDays {
 			if *budget <= 0 {
@@ -156,73 +91,222 @@ func neverMatchesDay(opt rrule.ROption, budget *int) string {
 			}
 			*budget--
 		}
-		d, yday, wd = d+1, yday+1, (wd+1)%7
-		if d > mlen {
-			d, m = 1, m+1
-			if m > time.December {
-				m, y, yday = time.January, y+1, 1
-				ylen = 365 + boolInt(daysIn(y, time.February) == 29)
-			}
-			mlen = daysIn(y, m)
-		}
-		var p int
-		switch opt.Freq {
-		case rrule.YEARLY:
-			p = y - y0
-		case rrule.MONTHLY:
-			p = (y-y0)*12 + int(m) - int(m0)
-		case rrule.WEEKLY:
-			p = (i + weekOffset) / 7
-		default:
-			p = i
-		}
-		if p%g != 0 {
+		day.next()
+		p := periods.index(i, &day)
+		if p%periods.stride != 0 {
 			continue
 		}
-		if setpos && p != period {
-			if setposHits(opt.Bysetpos, inPeriod*times) {
-				return ""
-			}
-			period, inPeriod = p, 0
-		}
-		if !inMonth(m) {
-			continue
-		}
-		if len(bymonthday) > 0 && !hasInt(bymonthday, d) && !hasInt(bymonthday, d-mlen-1) {
-			continue
-		}
-		if len(opt.Byyearday) > 0 && !hasInt(opt.Byyearday, yday) && !hasInt(opt.Byyearday, yday-ylen-1) {
-			continue
-		}
-		if hasPlain || len(nth) > 0 {
-			// RFC 5545 reads the weekdays as a union.
-			ok := plain[wd]
-			pos, rlen := d, mlen
-			if !monthRange {
-				pos, rlen = yday, ylen
-			}
-			for _, w := range nth {
-				if weekdayIndex(w) == wd && (w.N() == (pos-1)/7+1 || w.N() == -((rlen-pos)/7+1)) {
-					ok = true
-				}
-			}
-			if !ok {
-				continue
-			}
-		}
-		if !setpos {
+		if set.on && set.enter(p) {
 			return ""
 		}
-		inPeriod++
+		if !rule.matches(&day) {
+			continue
+		}
+		if !set.on {
+			return ""
+		}
+		set.inPeriod++
 	}
-	if setpos && setposHits(opt.Bysetpos, inPeriod*times) {
+	if set.on && set.hits() {
 		return ""
 	}
-	if setpos {
+	if set.on {
 		return "BYSETPOS picks a position no period of the rule has"
 	}
 	return "no day matches its BYMONTH/BYMONTHDAY/BYYEARDAY/BYDAY at its FREQ and INTERVAL"
 }
+
+// dayRule is what a rule asks of a day: its BY parts, with the defaults
+// rrule-go takes from DTSTART when none names a day.
+type dayRule struct {
+	bymonth, bymonthday, byyearday []int
+	// plain are the weekdays every week matches; nth the weekdays that
+	// match at a position within a month or year (BYDAY=2MO).
+	plain    [7]bool
+	hasPlain bool
+	nth      []rrule.Weekday
+	// monthRange is that nth positions count within the month, not the
+	// year.
+	monthRange bool
+}
+
+func newDayRule(opt rrule.ROption) dayRule {
+	ds := opt.Dtstart
+	_, m0, d0 := ds.Date()
+	r := dayRule{bymonth: opt.Bymonth, bymonthday: opt.Bymonthday, byyearday: opt.Byyearday}
+	byweekday := opt.Byweekday
+	if len(opt.Byweekno) == 0 && len(opt.Byyearday) == 0 && len(r.bymonthday) == 0 && len(byweekday) == 0 && len(opt.Byeaster) == 0 {
+		switch opt.Freq {
+		case rrule.YEARLY:
+			if len(r.bymonth) == 0 {
+				r.bymonth = []int{int(m0)}
+			}
+			r.bymonthday = []int{d0}
+		case rrule.MONTHLY:
+			r.bymonthday = []int{d0}
+		case rrule.WEEKLY:
+			byweekday = []rrule.Weekday{weekdayOf(ds.Weekday())}
+		}
+	}
+	for _, w := range byweekday {
+		if w.N() == 0 || opt.Freq > rrule.MONTHLY {
+			r.plain[weekdayIndex(w)] = true
+			r.hasPlain = true
+		} else {
+			r.nth = append(r.nth, w)
+		}
+	}
+	r.monthRange = opt.Freq == rrule.MONTHLY || (opt.Freq == rrule.YEARLY && len(r.bymonth) > 0)
+	return r
+}
+
+// matches says whether the day passes every BY part.
+func (r *dayRule) matches(c *civilDay) bool {
+	if len(r.bymonth) > 0 && !hasInt(r.bymonth, int(c.m)) {
+		return false
+	}
+	if len(r.bymonthday) > 0 && !hasInt(r.bymonthday, c.d) && !hasInt(r.bymonthday, c.d-c.mlen-1) {
+		return false
+	}
+	if len(r.byyearday) > 0 && !hasInt(r.byyearday, c.yday) && !hasInt(r.byyearday, c.yday-c.ylen-1) {
+		return false
+	}
+	if !r.hasPlain && len(r.nth) == 0 {
+		return true
+	}
+	// RFC 5545 reads the weekdays as a union.
+	if r.plain[c.wd] {
+		return true
+	}
+	pos, rlen := c.d, c.mlen
+	if !r.monthRange {
+		pos, rlen = c.yday, c.ylen
+	}
+	for _, w := range r.nth {
+		if weekdayIndex(w) == c.wd && (w.N() == (pos-1)/7+1 || w.N() == -((rlen-pos)/7+1)) {
+			return true
+		}
+	}
+	return false
+}
+
+// civilDay is a day of the walk, stepped by hand: time.Date per day would
+// cost most of the walk.
+type civilDay struct {
+	y       int
+	m       time.Month
+	d, mlen int
+	// yday is the day of the year (1-based), ylen the year's length; wd
+	// the weekday, Monday 0.
+	yday, ylen, wd int
+}
+
+// dayBefore is the day before t's date, so that the first next is t's.
+func dayBefore(t time.Time) civilDay {
+	y, m, d := t.Date()
+	return civilDay{
+		y: y, m: m, d: d - 1, mlen: daysIn(y, m),
+		yday: time.Date(y, m, d, 0, 0, 0, 0, time.UTC).YearDay() - 1,
+		ylen: yearDays(y),
+		wd:   (weekdayIndex(weekdayOf(t.Weekday())) + 6) % 7,
+	}
+}
+
+func (c *civilDay) next() {
+	c.d, c.yday, c.wd = c.d+1, c.yday+1, (c.wd+1)%7
+	if c.d <= c.mlen {
+		return
+	}
+	c.d, c.m = 1, c.m+1
+	if c.m > time.December {
+		c.m, c.y, c.yday = time.January, c.y+1, 1
+		c.ylen = yearDays(c.y)
+	}
+	c.mlen = daysIn(c.y, c.m)
+}
+
+func yearDays(y int) int { return 365 + boolInt(daysIn(y, time.February) == 29) }
+
+// periodCounter numbers the rule's periods (its years, months, weeks or
+// days from DTSTART's); stride is the INTERVAL reduced by the cycle's
+// length, the periods a cycle visits being the multiples of it.
+type periodCounter struct {
+	freq       rrule.Frequency
+	y0         int
+	m0         time.Month
+	weekOffset int
+	stride     int
+}
+
+// cyclePeriods is how many of a frequency's periods one cycle has.
+var cyclePeriods = map[rrule.Frequency]int{
+	rrule.YEARLY:  cycleYears,
+	rrule.MONTHLY: cycleMonths,
+	rrule.WEEKLY:  cycleWeeks,
+	rrule.DAILY:   cycleDays,
+}
+
+func newPeriodCounter(opt rrule.ROption) periodCounter {
+	ds := opt.Dtstart
+	y0, m0, _ := ds.Date()
+	pc := periodCounter{
+		freq: opt.Freq, y0: y0, m0: m0,
+		weekOffset: (weekdayIndex(weekdayOf(ds.Weekday())) - weekdayIndex(opt.Wkst) + 7) % 7,
+		stride:     1, // sub-daily: every day may be visited
+	}
+	if n, ok := cyclePeriods[opt.Freq]; ok {
+		pc.stride = gcd(max(opt.Interval, 1), n)
+	}
+	return pc
+}
+
+// index is the period of the walk's i-th day c.
+func (pc *periodCounter) index(i int, c *civilDay) int {
+	switch pc.freq {
+	case rrule.YEARLY:
+		return c.y - pc.y0
+	case rrule.MONTHLY:
+		return (c.y-pc.y0)*12 + int(c.m) - int(pc.m0)
+	case rrule.WEEKLY:
+		return (i + pc.weekOffset) / 7
+	default:
+		return i
+	}
+}
+
+// setposCount counts the matching days of the current period, for
+// BYSETPOS (read only at daily and longer frequencies); each matching day
+// stands for times occurrences, one per time of day the rule gives it.
+type setposCount struct {
+	on               bool
+	bysetpos         []int
+	times            int
+	period, inPeriod int
+}
+
+func newSetposCount(opt rrule.ROption) setposCount {
+	ds := opt.Dtstart
+	s := setposCount{on: len(opt.Bysetpos) > 0 && opt.Freq <= rrule.DAILY, bysetpos: opt.Bysetpos, times: 1, period: -1}
+	if s.on {
+		s.times = len(orOne(opt.Byhour, ds.Hour())) * len(orOne(opt.Byminute, ds.Minute())) * len(orOne(opt.Bysecond, ds.Second()))
+	}
+	return s
+}
+
+// enter moves to period p, saying whether the period it closes has an
+// occurrence at a BYSETPOS position.
+func (s *setposCount) enter(p int) bool {
+	if p == s.period {
+		return false
+	}
+	if s.hits() {
+		return true
+	}
+	s.period, s.inPeriod = p, 0
+	return false
+}
+
+func (s *setposCount) hits() bool { return setposHits(s.bysetpos, s.inPeriod*s.times) }
 
 func setposHits(bysetpos []int, n int) bool {
 	for _, p := range bysetpos {
