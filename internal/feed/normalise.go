@@ -244,70 +244,105 @@ func (s *series) periods() []period {
 // period is an RDATE PERIOD's occurrence: its start and its own end.
 type period struct{ start, end time.Time }
 
+// normalise reads a VEVENT's sorted properties as an Event: what it
+// says, when it is, and its recurrence.
 func (p *parser) normalise(r *rawEvent) (Event, *series, error) {
-	ev := Event{
+	var ev Event
+	class := describe(&ev, r)
+	s := &series{lastModified: stampOf(r.single[pLastModified]), stamp: stampOf(r.single[pDTStamp])}
+	if err := p.setTimes(&ev, s, r); err != nil {
+		return ev, nil, err
+	}
+	if err := p.setSeries(&ev, s, r); err != nil {
+		return ev, nil, err
+	}
+	if class != "" || len(r.categories) > 0 || len(r.subs) > 0 {
+		ev.Details = details(&ev, r, class)
+	}
+	return ev, s, nil
+}
+
+// describe sets what the event says of itself: its UID, text, status,
+// transparency and visibility. class is a CLASS calsyncd does not know,
+// "" for the others.
+func describe(ev *Event, r *rawEvent) (class string) {
+	*ev = Event{
 		UID:          r.uid,
 		Summary:      r.text(pSummary),
 		Description:  r.text(pDescription),
 		Location:     r.text(pLocation),
-		Status:       StatusConfirmed,
+		Status:       statusOf(r.text(pStatus)),
 		Transparency: TransparencyOpaque,
-		Visibility:   VisibilityDefault,
 	}
-	s := &series{}
 	if u := r.single[pURL]; u != nil {
 		ev.URL = strings.TrimSpace(ical.FromText(r.charset.text(u.Value)))
 	}
 	if q := r.single[pSequence]; q != nil {
 		ev.Sequence, _ = strconv.Atoi(strings.TrimSpace(q.Value))
 	}
-	switch strings.ToUpper(strings.TrimSpace(r.text(pStatus))) {
-	case "CANCELLED", "CANCELED":
-		ev.Status = StatusCancelled
-	case "TENTATIVE":
-		ev.Status = StatusTentative
-	}
 	if strings.EqualFold(strings.TrimSpace(r.text(pTransp)), "TRANSPARENT") {
 		ev.Transparency = TransparencyTransparent
 	}
-	class := ""
-	switch c := strings.ToUpper(strings.TrimSpace(r.text(pClass))); c {
+	ev.Visibility, class = visibilityOf(r.text(pClass))
+	return class
+}
+
+func statusOf(v string) string {
+	switch strings.ToUpper(strings.TrimSpace(v)) {
+	case "CANCELLED", "CANCELED":
+		return StatusCancelled
+	case "TENTATIVE":
+		return StatusTentative
+	}
+	return StatusConfirmed
+}
+
+// visibilityOf reads a CLASS; class is the value when calsyncd does not
+// know it.
+func visibilityOf(v string) (visibility, class string) {
+	switch c := strings.ToUpper(strings.TrimSpace(v)); c {
 	case "PUBLIC":
-		ev.Visibility = VisibilityPublic
+		return VisibilityPublic, ""
 	case "PRIVATE":
-		ev.Visibility = VisibilityPrivate
+		return VisibilityPrivate, ""
 	case "CONFIDENTIAL":
-		ev.Visibility = VisibilityConfidential
+		return VisibilityConfidential, ""
 	case "":
+		return VisibilityDefault, ""
 	default:
 		// An x-name or an iana-token we do not know: RFC 5545 §3.8.1.3
 		// has it treated as PRIVATE. Details keeps the value for filters.
-		class = c
-		ev.Visibility = VisibilityPrivate
+		return VisibilityPrivate, c
 	}
-	s.lastModified = stampOf(r.single[pLastModified])
-	s.stamp = stampOf(r.single[pDTStamp])
+}
 
+// setTimes reads DTSTART, the end and the RECURRENCE-ID.
+func (p *parser) setTimes(ev *Event, s *series, r *rawEvent) error {
 	start := r.single[pDTStart]
 	if start == nil {
-		return ev, nil, errors.New("no DTSTART")
+		return errors.New("no DTSTART")
 	}
 	var err error
 	if ev.Start, _, err = p.parseTime(start, ev.UID); err != nil {
-		return ev, nil, fmt.Errorf("DTSTART: %w", err)
+		return fmt.Errorf("DTSTART: %w", err)
 	}
-	if err := p.setEnd(&ev, r); err != nil {
-		return ev, nil, err
+	if err := p.setEnd(ev, r); err != nil {
+		return err
 	}
 	if rid := r.single[pRecurrenceID]; rid != nil {
 		t, wall, err := p.parseTime(rid, ev.UID)
 		if err != nil {
-			return ev, nil, fmt.Errorf("RECURRENCE-ID: %w", err)
+			return fmt.Errorf("RECURRENCE-ID: %w", err)
 		}
 		ev.RecurrenceID, ev.Original = CanonicalRecurrenceID(t), t
 		s.ridWall = wall
 		ev.ThisAndFuture = strings.EqualFold(param(rid, "RANGE"), "THISANDFUTURE")
 	}
+	return nil
+}
+
+// setSeries reads the recurrence and the RDATE PERIODs' own ends.
+func (p *parser) setSeries(ev *Event, s *series, r *rawEvent) error {
 	if ev.RecurrenceID != "" && (len(r.rrules) > 0 || len(r.rdate) > 0) {
 		// An instance with recurrence lines of its own (some exporters
 		// write the master so): its series is read and kept aside;
@@ -315,16 +350,16 @@ func (p *parser) normalise(r *rawEvent) (Event, *series, error) {
 		// none, and ignores the lines otherwise.
 		rid, orig, taf := ev.RecurrenceID, ev.Original, ev.ThisAndFuture
 		ev.RecurrenceID, ev.Original, ev.ThisAndFuture = "", Time{}, false
-		if err := p.recurrence(&ev, r); err != nil {
-			return ev, nil, err
+		if err := p.recurrence(ev, r); err != nil {
+			return err
 		}
 		if ev.Series != nil {
 			s.rare = &rareSeries{own: ev.Series}
 		}
 		ev.SetSeries(nil)
 		ev.RecurrenceID, ev.Original, ev.ThisAndFuture = rid, orig, taf
-	} else if err := p.recurrence(&ev, r); err != nil {
-		return ev, nil, err
+	} else if err := p.recurrence(ev, r); err != nil {
+		return err
 	}
 	if len(r.periods) > 0 && (ev.Series != nil || s.own() != nil) {
 		if s.rare == nil {
@@ -332,10 +367,7 @@ func (p *parser) normalise(r *rawEvent) (Event, *series, error) {
 		}
 		s.rare.periods = slices.Clone(r.periods)
 	}
-	if class != "" || len(r.categories) > 0 || len(r.subs) > 0 {
-		ev.Details = details(&ev, r, class)
-	}
-	return ev, s, nil
+	return nil
 }
 
 // stampOf reads a LAST-MODIFIED or DTSTAMP (zero when absent or bad).
