@@ -352,12 +352,9 @@ func (p *Plan) pairRekeys() {
 	if len(p.Creates) == 0 || len(p.Deletes) == 0 {
 		return
 	}
-	type twin struct {
-		hash, rid string
-	}
-	gone := map[twin][]int{}
+	gone := map[rekeyTwin][]int{}
 	for i, op := range p.Deletes {
-		t := twin{op.Mapping.Hash, op.Key.RecurrenceID}
+		t := rekeyTwin{op.Mapping.Hash, op.Key.RecurrenceID}
 		gone[t] = append(gone[t], i)
 	}
 	paired := map[int]bool{}
@@ -369,21 +366,9 @@ func (p *Plan) pairRekeys() {
 			if (op.Key.Kind() == calsyncd.Instance) != instances {
 				continue
 			}
-			t := twin{op.Event.Hash, op.Key.RecurrenceID}
+			t := rekeyTwin{op.Event.Hash, op.Key.RecurrenceID}
 			idx := gone[t]
-			pick := -1
-			for j, di := range idx {
-				if !instances {
-					pick = j
-					break
-				}
-				np, _ := op.Key.Parent()
-				op2, _ := p.Deletes[di].Key.Parent()
-				if old, ok := rekeyed[np]; ok && old == op2 {
-					pick = j
-					break
-				}
-			}
+			pick := p.pickTwin(op.Key, idx, rekeyed)
 			if pick < 0 {
 				continue
 			}
@@ -398,19 +383,42 @@ func (p *Plan) pairRekeys() {
 			}
 		}
 	}
-	creates := p.Creates[:0:0]
-	for i, op := range p.Creates {
-		if !pairedCreate[i] {
-			creates = append(creates, op)
+	p.Creates, p.Deletes = withoutOps(p.Creates, pairedCreate), withoutOps(p.Deletes, paired)
+}
+
+// rekeyTwin is what a create and a delete share when they are one event
+// under a new key: the content hash and the recurrence id.
+type rekeyTwin struct {
+	hash, rid string
+}
+
+// pickTwin picks among the deletes idx (twins of the create of key) the
+// one it renames, -1 for none: the first for a master or single event; for
+// an instance, the one whose series was renamed to key's (rekeyed maps a
+// series' new key to its old one).
+func (p *Plan) pickTwin(key calsyncd.Key, idx []int, rekeyed map[calsyncd.Key]calsyncd.Key) int {
+	np, isInstance := key.Parent()
+	for j, di := range idx {
+		if !isInstance {
+			return j
+		}
+		op2, _ := p.Deletes[di].Key.Parent()
+		if old, ok := rekeyed[np]; ok && old == op2 {
+			return j
 		}
 	}
-	deletes := p.Deletes[:0:0]
-	for i, op := range p.Deletes {
-		if !paired[i] {
-			deletes = append(deletes, op)
+	return -1
+}
+
+// withoutOps returns a new slice of ops without the indexes in drop.
+func withoutOps(ops []Op, drop map[int]bool) []Op {
+	kept := ops[:0:0]
+	for i, op := range ops {
+		if !drop[i] {
+			kept = append(kept, op)
 		}
 	}
-	p.Creates, p.Deletes = creates, deletes
+	return kept
 }
 
 func boolInt(b bool) int {
