@@ -225,27 +225,7 @@ func Drifted(desired []feed.Event, mapped []calsyncd.Mapping, owned []Owned) []c
 	seen := map[calsyncd.Key]bool{}
 	series := map[calsyncd.Key]bool{} // drifted series
 	var exceptions []*feed.Event
-	byKey := make(map[calsyncd.Key]*feed.Event, len(desired))
-	for i := range desired {
-		if k := desired[i].Key(); byKey[k] == nil {
-			byKey[k] = &desired[i]
-		}
-	}
-	// What the plan compares each mapping with: the feed's event, or for an
-	// instance written back to its series (an override that left the feed,
-	// an instance a person edited) the series' occurrence.
-	want := make([]*feed.Event, 0, len(desired))
-	for i := range desired {
-		want = append(want, &desired[i])
-	}
-	for i := range mapped {
-		if k := mapped[i].Key; byKey[k] == nil {
-			if rev := revertOf(k, byKey); rev != nil {
-				want = append(want, rev)
-			}
-		}
-	}
-	for _, ev := range want {
+	for _, ev := range comparedEvents(desired, mapped) {
 		k := ev.Key()
 		if seen[k] || ev.Status == feed.StatusCancelled {
 			continue
@@ -279,4 +259,28 @@ func Drifted(desired []feed.Event, mapped []calsyncd.Mapping, owned []Owned) []c
 		}
 	}
 	return out
+}
+
+// comparedEvents is what the plan compares each mapping with: the feed's
+// event, or for an instance written back to its series (an override that
+// left the feed, an instance a person edited) the series' occurrence.
+func comparedEvents(desired []feed.Event, mapped []calsyncd.Mapping) []*feed.Event {
+	byKey := make(map[calsyncd.Key]*feed.Event, len(desired))
+	for i := range desired {
+		if k := desired[i].Key(); byKey[k] == nil {
+			byKey[k] = &desired[i]
+		}
+	}
+	want := make([]*feed.Event, 0, len(desired))
+	for i := range desired {
+		want = append(want, &desired[i])
+	}
+	for i := range mapped {
+		if k := mapped[i].Key; byKey[k] == nil {
+			if rev := revertOf(k, byKey); rev != nil {
+				want = append(want, rev)
+			}
+		}
+	}
+	return want
 }
