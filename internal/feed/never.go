@@ -80,7 +80,8 @@ func neverReachesTime(opt rrule.ROption) string {
 // the rule's FREQ and INTERVAL visit, with rrule-go's reading of its BY
 // parts (its defaults from DTSTART included), and says why none matches.
 func neverMatchesDay(opt rrule.ROption, budget *int) string {
-	rule := newDayRule(opt)
+	var room dayRuleRoom
+	rule := newDayRule(opt, &room)
 	periods := newPeriodCounter(opt)
 	set := newSetposCount(opt)
 	day := dayBefore(opt.Dtstart)
@@ -130,22 +131,34 @@ type dayRule struct {
 	monthRange bool
 }
 
-func newDayRule(opt rrule.ROption) dayRule {
+// dayRuleRoom is room for what a dayRule does not take from the rule's
+// options, on its caller's stack: the walk is for every rule of a feed.
+type dayRuleRoom struct {
+	month, monthday [1]int
+	weekday         [1]rrule.Weekday
+	nth             [7]rrule.Weekday
+}
+
+func newDayRule(opt rrule.ROption, room *dayRuleRoom) dayRule {
 	ds := opt.Dtstart
 	_, m0, d0 := ds.Date()
-	r := dayRule{bymonth: opt.Bymonth, bymonthday: opt.Bymonthday, byyearday: opt.Byyearday}
+	r := dayRule{bymonth: opt.Bymonth, bymonthday: opt.Bymonthday, byyearday: opt.Byyearday, nth: room.nth[:0]}
 	byweekday := opt.Byweekday
 	if len(opt.Byweekno) == 0 && len(opt.Byyearday) == 0 && len(r.bymonthday) == 0 && len(byweekday) == 0 && len(opt.Byeaster) == 0 {
 		switch opt.Freq {
 		case rrule.YEARLY:
 			if len(r.bymonth) == 0 {
-				r.bymonth = []int{int(m0)}
+				room.month[0] = int(m0)
+				r.bymonth = room.month[:]
 			}
-			r.bymonthday = []int{d0}
+			room.monthday[0] = d0
+			r.bymonthday = room.monthday[:]
 		case rrule.MONTHLY:
-			r.bymonthday = []int{d0}
+			room.monthday[0] = d0
+			r.bymonthday = room.monthday[:]
 		case rrule.WEEKLY:
-			byweekday = []rrule.Weekday{weekdayOf(ds.Weekday())}
+			room.weekday[0] = weekdayOf(ds.Weekday())
+			byweekday = room.weekday[:]
 		}
 	}
 	for _, w := range byweekday {
