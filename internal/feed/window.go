@@ -119,27 +119,12 @@ func seriesOverlaps(ev *Event, lo, hi time.Time) bool {
 	if s == nil {
 		return true
 	}
-	length := ev.End.T.Sub(ev.Start.T)
-	from := lo
-	if !from.IsZero() {
-		from = from.Add(-length)
-	}
-	in := func(t time.Time) bool {
-		if !from.IsZero() && !t.After(from) && !(length == 0 && t.Equal(from)) {
-			return false
-		}
-		return hi.IsZero() || t.Before(hi)
-	}
-	excluded := func(t time.Time) bool {
-		for _, x := range s.exdates {
-			if x.Equal(t) {
-				return true
-			}
-		}
-		return false
+	w := occurrenceWindow{hi: hi, length: ev.End.T.Sub(ev.Start.T), exdates: s.exdates}
+	if !lo.IsZero() {
+		w.from = lo.Add(-w.length)
 	}
 	for _, t := range s.rdates {
-		if in(t) && !excluded(t) {
+		if w.shows(t) {
 			return true
 		}
 	}
@@ -148,16 +133,46 @@ func seriesOverlaps(ev *Event, lo, hi time.Time) bool {
 		return true
 	}
 	if rule == nil {
-		return in(ev.Start.T) && !excluded(ev.Start.T)
+		return w.shows(ev.Start.T)
 	}
-	opt := *rule
 	if !hi.IsZero() && !ev.Start.T.Before(hi) {
 		return false
 	}
-	if !opt.Until.IsZero() && !from.IsZero() && opt.Until.Before(from) {
+	return w.ruleOverlaps(*rule)
+}
+
+// occurrenceWindow is the window as a series' occurrence starts see it:
+// from is the window's start less the occurrences' length.
+type occurrenceWindow struct {
+	from, hi time.Time
+	length   time.Duration
+	exdates  []time.Time
+}
+
+// shows says whether an occurrence starting at t overlaps the window and
+// is not excluded.
+func (w *occurrenceWindow) shows(t time.Time) bool {
+	if !w.from.IsZero() && !t.After(w.from) && !(w.length == 0 && t.Equal(w.from)) {
 		return false
 	}
-	if opt.Count == 0 && opt.Until.IsZero() && hi.IsZero() {
+	if !w.hi.IsZero() && !t.Before(w.hi) {
+		return false
+	}
+	for _, x := range w.exdates {
+		if x.Equal(t) {
+			return false
+		}
+	}
+	return true
+}
+
+// ruleOverlaps walks the rule's occurrences up to the window's end, at
+// most maxExpansion of them; a rule it cannot walk is kept.
+func (w *occurrenceWindow) ruleOverlaps(opt rrule.ROption) bool {
+	if !opt.Until.IsZero() && !w.from.IsZero() && opt.Until.Before(w.from) {
+		return false
+	}
+	if opt.Count == 0 && opt.Until.IsZero() && w.hi.IsZero() {
 		return true // endless, and the window is open towards the future
 	}
 	if opt.Freq == rrule.HOURLY || opt.Freq == rrule.MINUTELY || opt.Freq == rrule.SECONDLY {
@@ -173,10 +188,10 @@ func seriesOverlaps(ev *Event, lo, hi time.Time) bool {
 		if !ok {
 			return false
 		}
-		if !hi.IsZero() && !t.Before(hi) {
+		if !w.hi.IsZero() && !t.Before(w.hi) {
 			return false
 		}
-		if in(t) && !excluded(t) {
+		if w.shows(t) {
 			return true
 		}
 	}
