@@ -395,35 +395,7 @@ func (s *Series) ruleTimes() func() (time.Time, bool) {
 // excluded dates still in.
 func (s *Series) raw(rdates bool) func() (time.Time, bool) {
 	start := s.start.T
-	ruleNext := func() (time.Time, bool) { return time.Time{}, false }
-	if r, err := s.wallRule(); err == nil && r != nil {
-		wallIt := r.Iterator()
-		it := func() (time.Time, bool) {
-			t, ok := wallIt()
-			if ok && s.loc != time.UTC {
-				t = tz.At(t, s.loc)
-			}
-			return t, ok
-		}
-		limit, n := -1, 0
-		if s.count > 0 {
-			limit = s.count
-		}
-		ruleNext = func() (time.Time, bool) {
-			t, ok := it()
-			if !ok {
-				return t, false
-			}
-			if n == 0 && !t.Equal(start) && limit > 0 {
-				limit-- // DTSTART took the first place
-			}
-			n++
-			if limit >= 0 && n > limit {
-				return time.Time{}, false
-			}
-			return t, true
-		}
-	}
+	ruleNext := s.countedRule()
 	var extra []time.Time
 	if rdates {
 		extra = slices.SortedFunc(slices.Values(s.rdates), func(a, b time.Time) int { return a.Compare(b) })
@@ -462,6 +434,43 @@ func (s *Series) raw(rdates bool) func() (time.Time, bool) {
 			first, last = false, cand
 			return cand, true
 		}
+	}
+}
+
+// countedRule iterates the rule's occurrences in the series' zone, its
+// COUNT counting DTSTART when the rule does not produce it (DTSTART takes
+// the first place); it yields nothing for a series without a rule.
+func (s *Series) countedRule() func() (time.Time, bool) {
+	r, err := s.wallRule()
+	if err != nil || r == nil {
+		return func() (time.Time, bool) { return time.Time{}, false }
+	}
+	start := s.start.T
+	wallIt := r.Iterator()
+	it := func() (time.Time, bool) {
+		t, ok := wallIt()
+		if ok && s.loc != time.UTC {
+			t = tz.At(t, s.loc)
+		}
+		return t, ok
+	}
+	limit, n := -1, 0
+	if s.count > 0 {
+		limit = s.count
+	}
+	return func() (time.Time, bool) {
+		t, ok := it()
+		if !ok {
+			return t, false
+		}
+		if n == 0 && !t.Equal(start) && limit > 0 {
+			limit-- // DTSTART took the first place
+		}
+		n++
+		if limit >= 0 && n > limit {
+			return time.Time{}, false
+		}
+		return t, true
 	}
 }
 
