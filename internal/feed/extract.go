@@ -8,6 +8,8 @@ import (
 	ical "github.com/arran4/golang-ical"
 )
 
+// A VEVENT's properties, sorted out before they are read as an Event.
+
 // Properties of a VEVENT that may appear once.
 type propKey int
 
