@@ -318,25 +318,7 @@ func (p *parser) settleKeys(events []Event, ss []*series) ([]Event, []*series) {
 	for i := range idx {
 		idx[i] = i
 	}
-	// Synthetic UIDs for events that have none. Identical twins get a
-	// numbered suffix, numbered in content order so that the file's order
-	// does not matter.
-	synth := map[string][]int{}
-	for i := range events {
-		if events[i].UID == "" {
-			id := "calsyncd-" + events[i].identityHash()[:24]
-			synth[id] = append(synth[id], i)
-		}
-	}
-	for id, is := range synth {
-		slices.SortFunc(is, func(a, b int) int { return strings.Compare(events[a].ComputeHash(), events[b].ComputeHash()) })
-		for n, i := range is {
-			events[i].UID = id
-			if n > 0 {
-				events[i].UID = fmt.Sprintf("%s-%d", id, n+1)
-			}
-		}
-	}
+	synthesiseUIDs(events)
 	p.promoteSeriesInstances(events, ss)
 	alignRecurrenceIDs(events, ss)
 	// Duplicate keys: keep the newest version. The events are sorted in
@@ -374,6 +356,28 @@ func (p *parser) settleKeys(events []Event, ss []*series) ([]Event, []*series) {
 		outE, outS = contentIdentity(outE, outS)
 	}
 	return outE, outS
+}
+
+// synthesiseUIDs gives events that have no UID a synthetic one from their
+// identity. Identical twins get a numbered suffix, numbered in content
+// order so that the file's order does not matter.
+func synthesiseUIDs(events []Event) {
+	synth := map[string][]int{}
+	for i := range events {
+		if events[i].UID == "" {
+			id := "calsyncd-" + events[i].identityHash()[:24]
+			synth[id] = append(synth[id], i)
+		}
+	}
+	for id, is := range synth {
+		slices.SortFunc(is, func(a, b int) int { return strings.Compare(events[a].ComputeHash(), events[b].ComputeHash()) })
+		for n, i := range is {
+			events[i].UID = id
+			if n > 0 {
+				events[i].UID = fmt.Sprintf("%s-%d", id, n+1)
+			}
+		}
+	}
 }
 
 // promoteSeriesInstances settles components that carry a RECURRENCE-ID
