@@ -228,33 +228,7 @@ func (p *parser) run(comps []ical.Component) {
 	// pass reads the VTIMEZONEs and the events' times; the second
 	// normalises each event and lets its component go.
 	var raw rawEvent
-	nEvents, defined := 0, false
-	for _, c := range comps {
-		switch c := c.(type) {
-		case *ical.VTimezone:
-			ids, vz, err := parseVTimezone(c)
-			if err != nil {
-				p.warn("", fmt.Sprintf("VTIMEZONE %s ignored: %v", strings.Join(ids, ", "), err))
-				continue
-			}
-			for _, id := range ids {
-				p.zones.Define(id, vz)
-			}
-			defined = true
-		case *ical.VEvent:
-			nEvents++
-		}
-	}
-	if defined {
-		// The years matter only to matching a VTIMEZONE to an IANA zone.
-		index := 0
-		for _, c := range comps {
-			if c, ok := c.(*ical.VEvent); ok {
-				index++
-				p.extract(&raw, c.Properties, index)
-			}
-		}
-	}
+	nEvents := p.readZones(comps, &raw)
 	p.setFloating()
 	events := make([]Event, 0, nEvents)
 	series := make([]*series, 0, nEvents)
@@ -289,6 +263,40 @@ func (p *parser) run(comps []ical.Component) {
 		events[i].Hash, text = events[i].Shown().appendHash(text, events[i].ThisAndFuture)
 	}
 	p.cal.Events = events
+}
+
+// readZones is run's first pass: it defines the feed's VTIMEZONEs and,
+// when there are any, notes the years each TZID is used in (raw is the
+// scratch event extract reuses). It returns the number of VEVENTs.
+func (p *parser) readZones(comps []ical.Component, raw *rawEvent) (nEvents int) {
+	defined := false
+	for _, c := range comps {
+		switch c := c.(type) {
+		case *ical.VTimezone:
+			ids, vz, err := parseVTimezone(c)
+			if err != nil {
+				p.warn("", fmt.Sprintf("VTIMEZONE %s ignored: %v", strings.Join(ids, ", "), err))
+				continue
+			}
+			for _, id := range ids {
+				p.zones.Define(id, vz)
+			}
+			defined = true
+		case *ical.VEvent:
+			nEvents++
+		}
+	}
+	if defined {
+		// The years matter only to matching a VTIMEZONE to an IANA zone.
+		index := 0
+		for _, c := range comps {
+			if c, ok := c.(*ical.VEvent); ok {
+				index++
+				p.extract(raw, c.Properties, index)
+			}
+		}
+	}
+	return nEvents
 }
 
 // setFloating picks the zone floating times are read in: the feed's
