@@ -80,10 +80,13 @@ func neverReachesTime(opt rrule.ROption) string {
 // the rule's FREQ and INTERVAL visit, with rrule-go's reading of its BY
 // parts (its defaults from DTSTART included), and says why none matches.
 func neverMatchesDay(opt rrule.ROption, budget *int) string {
-	var room dayRuleRoom
-	rule := newDayRule(opt, &room)
+	var nth [7]rrule.Weekday
+	rule := newDayRule(opt, &nth)
 	periods := newPeriodCounter(opt)
-	set := newSetposCount(opt)
+	// With BYSETPOS the matching days of each period are counted (plain
+	// locals: the walk is for every rule of a feed).
+	setpos, times := setposTimes(opt)
+	period, inPeriod := -1, 0
 	day := dayBefore(opt.Dtstart)
 	for i := 0; i <= cycleDays; i++ {
 		if i > freeRuleDays {
@@ -92,105 +95,155 @@ func neverMatchesDay(opt rrule.ROption, budget *int) string {
 			}
 			*budget--
 		}
-		day.next()
+		day.d, day.yday, day.wd = day.d+1, day.yday+1, (day.wd+1)%7
+		if day.d > day.mlen {
+			day.nextMonth()
+		}
 		p := periods.index(i, &day)
 		if p%periods.stride != 0 {
 			continue
 		}
-		if set.on && set.enter(p) {
-			return ""
+		if setpos && p != period {
+			if setposHits(opt.Bysetpos, inPeriod*times) {
+				return ""
+			}
+			period, inPeriod = p, 0
 		}
-		if !rule.matches(&day) {
+		if !rule.inSets(&day) || rule.hasRest && !rule.passesRest(&day) {
 			continue
 		}
-		if !set.on {
+		if !setpos {
 			return ""
 		}
-		set.inPeriod++
+		inPeriod++
 	}
-	if set.on && set.hits() {
+	if setpos && setposHits(opt.Bysetpos, inPeriod*times) {
 		return ""
 	}
-	if set.on {
+	if setpos {
 		return "BYSETPOS picks a position no period of the rule has"
 	}
 	return "no day matches its BYMONTH/BYMONTHDAY/BYYEARDAY/BYDAY at its FREQ and INTERVAL"
 }
 
 // dayRule is what a rule asks of a day: its BY parts, with the defaults
-// rrule-go takes from DTSTART when none names a day.
+// rrule-go takes from DTSTART when none names a day. Months, month days
+// and weekdays are bit sets (bit n for value n): the walk asks them of
+// every day.
 type dayRule struct {
-	bymonth, bymonthday, byyearday []int
-	// plain are the weekdays every week matches; nth the weekdays that
-	// match at a position within a month or year (BYDAY=2MO).
-	plain    [7]bool
-	hasPlain bool
-	nth      []rrule.Weekday
+	// months are BYMONTH's months, every month without it.
+	months uint16
+	// monthdays are BYMONTHDAY's days from the month's start,
+	// lastMonthdays its days from its end (bit 1 for -1); byMonthday is
+	// false without BYMONTHDAY.
+	byMonthday               bool
+	monthdays, lastMonthdays uint64
+	byyearday                []int
+	// plain are the weekdays every week matches (Monday bit 0); nth the
+	// weekdays that match at a position within a month or year (BYDAY=2MO).
+	plain uint8
+	nth   []rrule.Weekday
 	// monthRange is that nth positions count within the month, not the
 	// year.
 	monthRange bool
+	// weekdays are the weekdays inSets lets through: the plain ones when
+	// the rule has neither year days nor nth weekdays, every one
+	// otherwise; hasRest is that it has them.
+	weekdays uint8
+	hasRest  bool
 }
 
-// dayRuleRoom is room for what a dayRule does not take from the rule's
-// options, on its caller's stack: the walk is for every rule of a feed.
-type dayRuleRoom struct {
-	month, monthday [1]int
-	weekday         [1]rrule.Weekday
-	nth             [7]rrule.Weekday
-}
-
-func newDayRule(opt rrule.ROption, room *dayRuleRoom) dayRule {
+// newDayRule reads the rule's BY parts; nth is room for its nth
+// weekdays, on the caller's stack (the walk is for every rule of a feed).
+func newDayRule(opt rrule.ROption, nth *[7]rrule.Weekday) dayRule {
 	ds := opt.Dtstart
 	_, m0, d0 := ds.Date()
-	r := dayRule{bymonth: opt.Bymonth, bymonthday: opt.Bymonthday, byyearday: opt.Byyearday, nth: room.nth[:0]}
+	r := dayRule{months: monthSet(opt.Bymonth), byyearday: opt.Byyearday, nth: nth[:0]}
+	r.setMonthdays(opt.Bymonthday)
+	hasMonths := len(opt.Bymonth) > 0
 	byweekday := opt.Byweekday
-	if len(opt.Byweekno) == 0 && len(opt.Byyearday) == 0 && len(r.bymonthday) == 0 && len(byweekday) == 0 && len(opt.Byeaster) == 0 {
+	if len(opt.Byweekno) == 0 && len(opt.Byyearday) == 0 && len(opt.Bymonthday) == 0 && len(byweekday) == 0 && len(opt.Byeaster) == 0 {
 		switch opt.Freq {
 		case rrule.YEARLY:
-			if len(r.bymonth) == 0 {
-				room.month[0] = int(m0)
-				r.bymonth = room.month[:]
+			if !hasMonths {
+				r.months, hasMonths = 1<<m0, true
 			}
-			room.monthday[0] = d0
-			r.bymonthday = room.monthday[:]
+			r.setMonthdays([]int{d0})
 		case rrule.MONTHLY:
-			room.monthday[0] = d0
-			r.bymonthday = room.monthday[:]
+			r.setMonthdays([]int{d0})
 		case rrule.WEEKLY:
-			room.weekday[0] = weekdayOf(ds.Weekday())
-			byweekday = room.weekday[:]
+			byweekday = []rrule.Weekday{weekdayOf(ds.Weekday())}
 		}
 	}
 	for _, w := range byweekday {
 		if w.N() == 0 || opt.Freq > rrule.MONTHLY {
-			r.plain[weekdayIndex(w)] = true
-			r.hasPlain = true
+			r.plain |= 1 << weekdayIndex(w)
 		} else {
 			r.nth = append(r.nth, w)
 		}
 	}
-	r.monthRange = opt.Freq == rrule.MONTHLY || (opt.Freq == rrule.YEARLY && len(r.bymonth) > 0)
+	r.monthRange = opt.Freq == rrule.MONTHLY || (opt.Freq == rrule.YEARLY && hasMonths)
+	r.hasRest = len(r.byyearday) > 0 || len(r.nth) > 0
+	r.weekdays = 0x7f
+	if r.plain != 0 && !r.hasRest {
+		r.weekdays = r.plain
+	}
 	return r
 }
 
-// matches says whether the day passes every BY part.
-func (r *dayRule) matches(c *civilDay) bool {
-	if len(r.bymonth) > 0 && !hasInt(r.bymonth, int(c.m)) {
-		return false
+// monthSet is the set of months ms names, every month when it names none.
+func monthSet(ms []int) uint16 {
+	if len(ms) == 0 {
+		return ^uint16(0)
 	}
-	if len(r.bymonthday) > 0 && !hasInt(r.bymonthday, c.d) && !hasInt(r.bymonthday, c.d-c.mlen-1) {
-		return false
+	var set uint16
+	for _, m := range ms {
+		if m >= 1 && m <= 12 {
+			set |= 1 << m
+		}
 	}
+	return set
+}
+
+// setMonthdays sets BYMONTHDAY's days; a day no month has matches none.
+func (r *dayRule) setMonthdays(ds []int) {
+	r.byMonthday = len(ds) > 0
+	r.monthdays, r.lastMonthdays = 0, 0
+	for _, d := range ds {
+		switch {
+		case d >= 1 && d <= 31:
+			r.monthdays |= 1 << d
+		case d <= -1 && d >= -31:
+			r.lastMonthdays |= 1 << -d
+		}
+	}
+}
+
+// inSets says whether the day is in the rule's month, month day and
+// weekday sets; the walk asks it of every day it visits, and asks
+// passesRest only of the days it lets through, when the rule has year
+// days or nth weekdays.
+func (r *dayRule) inSets(c *civilDay) bool {
+	return r.months>>c.m&1 != 0 && r.weekdays>>c.wd&1 != 0 &&
+		(!r.byMonthday || r.monthdays>>c.d&1 != 0 || r.lastMonthdays>>(c.mlen+1-c.d)&1 != 0)
+}
+
+// passesRest says whether the day passes BYYEARDAY and BYDAY, the plain
+// weekdays and the nth ones.
+func (r *dayRule) passesRest(c *civilDay) bool {
 	if len(r.byyearday) > 0 && !hasInt(r.byyearday, c.yday) && !hasInt(r.byyearday, c.yday-c.ylen-1) {
 		return false
 	}
-	if !r.hasPlain && len(r.nth) == 0 {
+	if r.plain == 0 && len(r.nth) == 0 {
 		return true
 	}
 	// RFC 5545 reads the weekdays as a union.
-	if r.plain[c.wd] {
-		return true
-	}
+	return r.plain>>c.wd&1 != 0 || r.nthMatches(c)
+}
+
+// nthMatches says whether the day is one of the rule's nth weekdays of
+// its month or year.
+func (r *dayRule) nthMatches(c *civilDay) bool {
 	pos, rlen := c.d, c.mlen
 	if !r.monthRange {
 		pos, rlen = c.yday, c.ylen
@@ -214,7 +267,8 @@ type civilDay struct {
 	yday, ylen, wd int
 }
 
-// dayBefore is the day before t's date, so that the first next is t's.
+// dayBefore is the day before t's date, so that the walk's first step is
+// to t's.
 func dayBefore(t time.Time) civilDay {
 	y, m, d := t.Date()
 	return civilDay{
@@ -225,11 +279,9 @@ func dayBefore(t time.Time) civilDay {
 	}
 }
 
-func (c *civilDay) next() {
-	c.d, c.yday, c.wd = c.d+1, c.yday+1, (c.wd+1)%7
-	if c.d <= c.mlen {
-		return
-	}
+// nextMonth steps from the last day of a month to the first of the next;
+// the walk steps within a month itself, without a call per day.
+func (c *civilDay) nextMonth() {
 	c.d, c.m = 1, c.m+1
 	if c.m > time.December {
 		c.m, c.y, c.yday = time.January, c.y+1, 1
@@ -242,13 +294,13 @@ func yearDays(y int) int { return 365 + boolInt(daysIn(y, time.February) == 29) 
 
 // periodCounter numbers the rule's periods (its years, months, weeks or
 // days from DTSTART's); stride is the INTERVAL reduced by the cycle's
-// length, the periods a cycle visits being the multiples of it.
+// length, the periods a cycle visits being the multiples of it. origin is
+// DTSTART's year, month (counted from year 0) or weekday from WKST. It is
+// small enough for the compiler to keep in registers through the walk.
 type periodCounter struct {
-	freq       rrule.Frequency
-	y0         int
-	m0         time.Month
-	weekOffset int
-	stride     int
+	freq   rrule.Frequency
+	origin int
+	stride int
 }
 
 // cyclePeriods is how many of a frequency's periods one cycle has.
@@ -261,11 +313,14 @@ var cyclePeriods = map[rrule.Frequency]int{
 
 func newPeriodCounter(opt rrule.ROption) periodCounter {
 	ds := opt.Dtstart
-	y0, m0, _ := ds.Date()
-	pc := periodCounter{
-		freq: opt.Freq, y0: y0, m0: m0,
-		weekOffset: (weekdayIndex(weekdayOf(ds.Weekday())) - weekdayIndex(opt.Wkst) + 7) % 7,
-		stride:     1, // sub-daily: every day may be visited
+	pc := periodCounter{freq: opt.Freq, stride: 1} // sub-daily: every day may be visited
+	switch opt.Freq {
+	case rrule.YEARLY:
+		pc.origin = ds.Year()
+	case rrule.MONTHLY:
+		pc.origin = ds.Year()*12 + int(ds.Month())
+	case rrule.WEEKLY:
+		pc.origin = (weekdayIndex(weekdayOf(ds.Weekday())) - weekdayIndex(opt.Wkst) + 7) % 7
 	}
 	if n, ok := cyclePeriods[opt.Freq]; ok {
 		pc.stride = gcd(max(opt.Interval, 1), n)
@@ -274,52 +329,29 @@ func newPeriodCounter(opt rrule.ROption) periodCounter {
 }
 
 // index is the period of the walk's i-th day c.
-func (pc *periodCounter) index(i int, c *civilDay) int {
+func (pc periodCounter) index(i int, c *civilDay) int {
 	switch pc.freq {
 	case rrule.YEARLY:
-		return c.y - pc.y0
+		return c.y - pc.origin
 	case rrule.MONTHLY:
-		return (c.y-pc.y0)*12 + int(c.m) - int(pc.m0)
+		return c.y*12 + int(c.m) - pc.origin
 	case rrule.WEEKLY:
-		return (i + pc.weekOffset) / 7
+		return (i + pc.origin) / 7
 	default:
 		return i
 	}
 }
 
-// setposCount counts the matching days of the current period, for
-// BYSETPOS (read only at daily and longer frequencies); each matching day
-// stands for times occurrences, one per time of day the rule gives it.
-type setposCount struct {
-	on               bool
-	bysetpos         []int
-	times            int
-	period, inPeriod int
-}
-
-func newSetposCount(opt rrule.ROption) setposCount {
+// setposTimes says whether the walk reads BYSETPOS (only at daily and
+// longer frequencies), and how many occurrences each matching day stands
+// for: one per time of day the rule gives it.
+func setposTimes(opt rrule.ROption) (setpos bool, times int) {
+	if len(opt.Bysetpos) == 0 || opt.Freq > rrule.DAILY {
+		return false, 1
+	}
 	ds := opt.Dtstart
-	s := setposCount{on: len(opt.Bysetpos) > 0 && opt.Freq <= rrule.DAILY, bysetpos: opt.Bysetpos, times: 1, period: -1}
-	if s.on {
-		s.times = len(orOne(opt.Byhour, ds.Hour())) * len(orOne(opt.Byminute, ds.Minute())) * len(orOne(opt.Bysecond, ds.Second()))
-	}
-	return s
+	return true, len(orOne(opt.Byhour, ds.Hour())) * len(orOne(opt.Byminute, ds.Minute())) * len(orOne(opt.Bysecond, ds.Second()))
 }
-
-// enter moves to period p, saying whether the period it closes has an
-// occurrence at a BYSETPOS position.
-func (s *setposCount) enter(p int) bool {
-	if p == s.period {
-		return false
-	}
-	if s.hits() {
-		return true
-	}
-	s.period, s.inPeriod = p, 0
-	return false
-}
-
-func (s *setposCount) hits() bool { return setposHits(s.bysetpos, s.inPeriod*s.times) }
 
 func setposHits(bysetpos []int, n int) bool {
 	for _, p := range bysetpos {
