@@ -137,80 +137,114 @@ func (p Plan) Ops() []Op {
 // independent copies). When its series goes, or no longer has that
 // occurrence, its mapping is only forgotten.
 func Compute(desired []feed.Event, mapped []calsyncd.Mapping, rejected []calsyncd.Rejection) Plan {
-	have := make(map[calsyncd.Key]*calsyncd.Mapping, len(mapped))
-	for i := range mapped {
-		have[mapped[i].Key] = &mapped[i]
+	c := newComputation(desired, mapped, rejected)
+	for i := range desired {
+		c.wantEvent(&desired[i])
 	}
-	refused := make(map[calsyncd.Key]string, len(rejected))
+	for i := range mapped {
+		c.settleMapping(&mapped[i])
+	}
+	c.p.pairRekeys()
+	c.p.attachExceptions(c.kept)
+	c.p.sortOps()
+	return c.p
+}
+
+// computation is Compute's work: the feed's events and the calendar's
+// mappings by key, and the plan as it is built.
+type computation struct {
+	have    map[calsyncd.Key]*calsyncd.Mapping
+	refused map[calsyncd.Key]string
+	byKey   map[calsyncd.Key]*feed.Event
+	// want are the keys the plan has decided; kept the unchanged instance
+	// exceptions, checked after a write of their series.
+	want map[calsyncd.Key]bool
+	kept []Op
+	p    Plan
+}
+
+func newComputation(desired []feed.Event, mapped []calsyncd.Mapping, rejected []calsyncd.Rejection) *computation {
+	c := &computation{
+		have:    make(map[calsyncd.Key]*calsyncd.Mapping, len(mapped)),
+		refused: make(map[calsyncd.Key]string, len(rejected)),
+		byKey:   make(map[calsyncd.Key]*feed.Event, len(desired)),
+		want:    make(map[calsyncd.Key]bool, len(desired)),
+	}
+	for i := range mapped {
+		c.have[mapped[i].Key] = &mapped[i]
+	}
 	for _, r := range rejected {
-		refused[r.Key] = r.Hash
+		c.refused[r.Key] = r.Hash
 	}
-	byKey := make(map[calsyncd.Key]*feed.Event, len(desired))
 	for i := range desired {
-		if k := desired[i].Key(); byKey[k] == nil {
-			byKey[k] = &desired[i]
+		if k := desired[i].Key(); c.byKey[k] == nil {
+			c.byKey[k] = &desired[i]
 		}
 	}
-	var p Plan
-	// kept are the unchanged instance exceptions, checked after a write of
-	// their series.
-	var kept []Op
-	want := make(map[calsyncd.Key]bool, len(desired))
-	for i := range desired {
-		ev := &desired[i]
-		k := ev.Key()
-		if ev.Status == feed.StatusCancelled && k.Kind() != calsyncd.Instance {
-			continue
-		}
-		if want[k] {
-			continue
-		}
-		want[k] = true
-		m, ok := have[k]
-		op := Op{Key: k, Event: ev, Mapping: m}
-		if pk, isInstance := k.Parent(); isInstance {
-			op.Parent, op.ParentMapping = byKey[pk], have[pk]
-		}
-		switch {
-		case ok && m.Hash == ev.Hash:
-			p.Unchanged++
-			if op.Parent != nil {
-				op.Kind = Update
-				kept = append(kept, op)
-			}
-			continue
-		case refused[k] != "" && refused[k] == ev.Hash:
-			p.StillRejected++
-			continue
-		case ok:
+	return c
+}
+
+// wantEvent plans a feed event: unchanged, still rejected, an update or
+// a create. A cancelled master or single event is not wanted (its
+// mapping, if any, is deleted); the first of duplicate keys wins.
+func (c *computation) wantEvent(ev *feed.Event) {
+	k := ev.Key()
+	if ev.Status == feed.StatusCancelled && k.Kind() != calsyncd.Instance {
+		return
+	}
+	if c.want[k] {
+		return
+	}
+	c.want[k] = true
+	m, ok := c.have[k]
+	op := Op{Key: k, Event: ev, Mapping: m}
+	if pk, isInstance := k.Parent(); isInstance {
+		op.Parent, op.ParentMapping = c.byKey[pk], c.have[pk]
+	}
+	switch {
+	case ok && m.Hash == ev.Hash:
+		c.p.Unchanged++
+		if op.Parent != nil {
 			op.Kind = Update
-			p.Updates = append(p.Updates, op)
-		default:
-			op.Kind, op.Mapping = Create, nil
-			p.Creates = append(p.Creates, op)
+			c.kept = append(c.kept, op)
 		}
+	case c.refused[k] != "" && c.refused[k] == ev.Hash:
+		c.p.StillRejected++
+	case ok:
+		op.Kind = Update
+		c.p.Updates = append(c.p.Updates, op)
+	default:
+		op.Kind, op.Mapping = Create, nil
+		c.p.Creates = append(c.p.Creates, op)
 	}
-	for i := range mapped {
-		m := &mapped[i]
-		if want[m.Key] {
-			continue
-		}
-		if rev := revertOf(m.Key, byKey); rev != nil {
-			want[m.Key] = true
-			pk, _ := m.Key.Parent()
-			if m.Hash == rev.Hash {
-				p.Unchanged++
-				kept = append(kept, Op{Kind: Update, Key: m.Key, Event: rev, Mapping: m, Parent: byKey[pk], ParentMapping: have[pk], Revert: true})
-				continue
-			}
-			p.Updates = append(p.Updates, Op{Kind: Update, Key: m.Key, Event: rev, Mapping: m, Parent: byKey[pk], ParentMapping: have[pk], Revert: true})
-			p.Reverts++
-			continue
-		}
-		p.Deletes = append(p.Deletes, Op{Kind: Delete, Key: m.Key, Mapping: m, Forget: m.Key.Kind() == calsyncd.Instance})
+}
+
+// settleMapping plans a mapping no feed event wants: the revert of an
+// instance the feed no longer overrides to its series' occurrence, or a
+// delete.
+func (c *computation) settleMapping(m *calsyncd.Mapping) {
+	if c.want[m.Key] {
+		return
 	}
-	p.pairRekeys()
-	p.attachExceptions(kept)
+	rev := revertOf(m.Key, c.byKey)
+	if rev == nil {
+		c.p.Deletes = append(c.p.Deletes, Op{Kind: Delete, Key: m.Key, Mapping: m, Forget: m.Key.Kind() == calsyncd.Instance})
+		return
+	}
+	c.want[m.Key] = true
+	pk, _ := m.Key.Parent()
+	op := Op{Kind: Update, Key: m.Key, Event: rev, Mapping: m, Parent: c.byKey[pk], ParentMapping: c.have[pk], Revert: true}
+	if m.Hash == rev.Hash {
+		c.p.Unchanged++
+		c.kept = append(c.kept, op)
+		return
+	}
+	c.p.Updates = append(c.p.Updates, op)
+	c.p.Reverts++
+}
+
+// sortOps orders the writes masters first, deletes the other way round.
+func (p *Plan) sortOps() {
 	mastersFirst := func(a, b Op) int {
 		return cmp.Or(
 			cmp.Compare(kindRank(a.Key), kindRank(b.Key)),
@@ -221,7 +255,6 @@ func Compute(desired []feed.Event, mapped []calsyncd.Mapping, rejected []calsync
 	slices.SortFunc(p.Creates, mastersFirst)
 	slices.SortFunc(p.Updates, mastersFirst)
 	slices.SortFunc(p.Deletes, func(a, b Op) int { return -mastersFirst(a, b) })
-	return p
 }
 
 // attachExceptions gives each series update the exceptions it must check
@@ -319,12 +352,9 @@ func (p *Plan) pairRekeys() {
 	if len(p.Creates) == 0 || len(p.Deletes) == 0 {
 		return
 	}
-	type twin struct {
-		hash, rid string
-	}
-	gone := map[twin][]int{}
+	gone := map[rekeyTwin][]int{}
 	for i, op := range p.Deletes {
-		t := twin{op.Mapping.Hash, op.Key.RecurrenceID}
+		t := rekeyTwin{op.Mapping.Hash, op.Key.RecurrenceID}
 		gone[t] = append(gone[t], i)
 	}
 	paired := map[int]bool{}
@@ -336,21 +366,9 @@ func (p *Plan) pairRekeys() {
 			if (op.Key.Kind() == calsyncd.Instance) != instances {
 				continue
 			}
-			t := twin{op.Event.Hash, op.Key.RecurrenceID}
+			t := rekeyTwin{op.Event.Hash, op.Key.RecurrenceID}
 			idx := gone[t]
-			pick := -1
-			for j, di := range idx {
-				if !instances {
-					pick = j
-					break
-				}
-				np, _ := op.Key.Parent()
-				op2, _ := p.Deletes[di].Key.Parent()
-				if old, ok := rekeyed[np]; ok && old == op2 {
-					pick = j
-					break
-				}
-			}
+			pick := p.pickTwin(op.Key, idx, rekeyed)
 			if pick < 0 {
 				continue
 			}
@@ -365,19 +383,42 @@ func (p *Plan) pairRekeys() {
 			}
 		}
 	}
-	creates := p.Creates[:0:0]
-	for i, op := range p.Creates {
-		if !pairedCreate[i] {
-			creates = append(creates, op)
+	p.Creates, p.Deletes = withoutOps(p.Creates, pairedCreate), withoutOps(p.Deletes, paired)
+}
+
+// rekeyTwin is what a create and a delete share when they are one event
+// under a new key: the content hash and the recurrence id.
+type rekeyTwin struct {
+	hash, rid string
+}
+
+// pickTwin picks among the deletes idx (twins of the create of key) the
+// one it renames, -1 for none: the first for a master or single event; for
+// an instance, the one whose series was renamed to key's (rekeyed maps a
+// series' new key to its old one).
+func (p *Plan) pickTwin(key calsyncd.Key, idx []int, rekeyed map[calsyncd.Key]calsyncd.Key) int {
+	np, isInstance := key.Parent()
+	for j, di := range idx {
+		if !isInstance {
+			return j
+		}
+		op2, _ := p.Deletes[di].Key.Parent()
+		if old, ok := rekeyed[np]; ok && old == op2 {
+			return j
 		}
 	}
-	deletes := p.Deletes[:0:0]
-	for i, op := range p.Deletes {
-		if !paired[i] {
-			deletes = append(deletes, op)
+	return -1
+}
+
+// withoutOps returns a new slice of ops without the indexes in drop.
+func withoutOps(ops []Op, drop map[int]bool) []Op {
+	kept := ops[:0:0]
+	for i, op := range ops {
+		if !drop[i] {
+			kept = append(kept, op)
 		}
 	}
-	p.Creates, p.Deletes = creates, deletes
+	return kept
 }
 
 func boolInt(b bool) int {

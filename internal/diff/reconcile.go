@@ -84,8 +84,32 @@ func Reconcile(owner calsyncd.Owner, subscriptionID string, mapped []calsyncd.Ma
 		have[m.Key] = m
 		mappedIDs[m.EventID] = true
 	}
-	live := map[calsyncd.Key][]Owned{}
-	liveIDs := map[string]bool{}
+	live, liveIDs := r.sortOwned(owned, have, mappedIDs)
+	keys := make([]calsyncd.Key, 0, len(live))
+	for k := range live {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, compareKeys)
+	for _, k := range keys {
+		m, hasMapping := have[k]
+		r.keepOne(owner, subscriptionID, k, live[k], m, hasMapping)
+	}
+	for _, m := range mapped {
+		if len(live[m.Key]) > 0 || liveIDs[m.EventID] || m.Key.Kind() == calsyncd.Instance {
+			continue
+		}
+		m.Hash, m.ETag = "", ""
+		r.Refresh = append(r.Refresh, m)
+	}
+	return r
+}
+
+// sortOwned sorts the events we own: a hand-edited instance no mapping
+// knows is noted in r.Edited; the live copies of each key that are not
+// mapped under another key are returned by key, and liveIDs are the event
+// ids of every live event.
+func (r *Repair) sortOwned(owned []Owned, have map[calsyncd.Key]calsyncd.Mapping, mappedIDs map[string]bool) (live map[calsyncd.Key][]Owned, liveIDs map[string]bool) {
+	live, liveIDs = map[calsyncd.Key][]Owned{}, map[string]bool{}
 	for _, o := range owned {
 		if !o.Cancelled {
 			liveIDs[o.EventID] = true
@@ -102,43 +126,32 @@ func Reconcile(owner calsyncd.Owner, subscriptionID string, mapped []calsyncd.Ma
 			live[o.Key] = append(live[o.Key], o)
 		}
 	}
-	keys := make([]calsyncd.Key, 0, len(live))
-	for k := range live {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, compareKeys)
-	for _, k := range keys {
-		copies := live[k]
-		m, hasMapping := have[k]
-		keep := -1
-		if hasMapping {
-			for i, o := range copies {
-				if o.EventID == m.EventID {
-					keep = i
-				}
-			}
-		}
-		if keep < 0 {
-			keep = bestCopy(owner, subscriptionID, copies)
-			o := copies[keep]
-			r.Adopt = append(r.Adopt, calsyncd.Mapping{Key: k, EventID: o.EventID, Generation: max(0, generationOf(owner, subscriptionID, o)),
-				Hash: o.Hash, ETag: o.ETag})
-		}
+	return live, liveIDs
+}
+
+// keepOne keeps one of the live copies of key k, the mapped one if any,
+// else the best, which is adopted; the others are duplicates to delete.
+func (r *Repair) keepOne(owner calsyncd.Owner, subscriptionID string, k calsyncd.Key, copies []Owned, m calsyncd.Mapping, hasMapping bool) {
+	keep := -1
+	if hasMapping {
 		for i, o := range copies {
-			if i != keep {
-				dup := calsyncd.Mapping{Key: k, EventID: o.EventID}
-				r.Duplicates = append(r.Duplicates, Op{Kind: Delete, Key: k, Mapping: &dup})
+			if o.EventID == m.EventID {
+				keep = i
 			}
 		}
 	}
-	for _, m := range mapped {
-		if len(live[m.Key]) > 0 || liveIDs[m.EventID] || m.Key.Kind() == calsyncd.Instance {
-			continue
-		}
-		m.Hash, m.ETag = "", ""
-		r.Refresh = append(r.Refresh, m)
+	if keep < 0 {
+		keep = bestCopy(owner, subscriptionID, copies)
+		o := copies[keep]
+		r.Adopt = append(r.Adopt, calsyncd.Mapping{Key: k, EventID: o.EventID, Generation: max(0, generationOf(owner, subscriptionID, o)),
+			Hash: o.Hash, ETag: o.ETag})
 	}
-	return r
+	for i, o := range copies {
+		if i != keep {
+			dup := calsyncd.Mapping{Key: k, EventID: o.EventID}
+			r.Duplicates = append(r.Duplicates, Op{Kind: Delete, Key: k, Mapping: &dup})
+		}
+	}
 }
 
 // bestCopy picks the copy to keep: one with our deterministic id (highest
@@ -212,27 +225,7 @@ func Drifted(desired []feed.Event, mapped []calsyncd.Mapping, owned []Owned) []c
 	seen := map[calsyncd.Key]bool{}
 	series := map[calsyncd.Key]bool{} // drifted series
 	var exceptions []*feed.Event
-	byKey := make(map[calsyncd.Key]*feed.Event, len(desired))
-	for i := range desired {
-		if k := desired[i].Key(); byKey[k] == nil {
-			byKey[k] = &desired[i]
-		}
-	}
-	// What the plan compares each mapping with: the feed's event, or for an
-	// instance written back to its series (an override that left the feed,
-	// an instance a person edited) the series' occurrence.
-	want := make([]*feed.Event, 0, len(desired))
-	for i := range desired {
-		want = append(want, &desired[i])
-	}
-	for i := range mapped {
-		if k := mapped[i].Key; byKey[k] == nil {
-			if rev := revertOf(k, byKey); rev != nil {
-				want = append(want, rev)
-			}
-		}
-	}
-	for _, ev := range want {
+	for _, ev := range comparedEvents(desired, mapped) {
 		k := ev.Key()
 		if seen[k] || ev.Status == feed.StatusCancelled {
 			continue
@@ -266,4 +259,28 @@ func Drifted(desired []feed.Event, mapped []calsyncd.Mapping, owned []Owned) []c
 		}
 	}
 	return out
+}
+
+// comparedEvents is what the plan compares each mapping with: the feed's
+// event, or for an instance written back to its series (an override that
+// left the feed, an instance a person edited) the series' occurrence.
+func comparedEvents(desired []feed.Event, mapped []calsyncd.Mapping) []*feed.Event {
+	byKey := make(map[calsyncd.Key]*feed.Event, len(desired))
+	for i := range desired {
+		if k := desired[i].Key(); byKey[k] == nil {
+			byKey[k] = &desired[i]
+		}
+	}
+	want := make([]*feed.Event, 0, len(desired))
+	for i := range desired {
+		want = append(want, &desired[i])
+	}
+	for i := range mapped {
+		if k := mapped[i].Key; byKey[k] == nil {
+			if rev := revertOf(k, byKey); rev != nil {
+				want = append(want, rev)
+			}
+		}
+	}
+	return want
 }

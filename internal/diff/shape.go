@@ -345,18 +345,8 @@ func (sh *shaper) expand(seg *segment, series *feed.Series, m *feed.Event, byRID
 	if lo.IsZero() || hi.IsZero() || sh.out.ExpansionCut {
 		return
 	}
-	length := m.End.T.Sub(m.Start.T)
-	content := *m
-	if seg.content != m {
-		content = *seg.content
-		length = seg.content.End.T.Sub(seg.content.Start.T)
-	}
-	content.SetSeries(nil)
-	// An override may move its occurrence into the window from beyond it.
-	var reach time.Duration
-	for rid, ov := range byRID {
-		reach = max(reach, time.Unix(0, rid).Sub(ov.Start.T))
-	}
+	content, length := segmentContent(seg, m)
+	reach := overrideReach(byRID)
 	next := series.Occurrences(maxWalkExpansion)
 	for {
 		t, ok := next()
@@ -400,6 +390,31 @@ func (sh *shaper) expand(seg *segment, series *feed.Series, m *feed.Event, byRID
 		ev.SetSeries(nil)
 		sh.emit(ev, calsyncd.StandaloneKey(m.UID, feed.CanonicalRecurrenceID(instanceTime(m.Start, t))))
 	}
+}
+
+// segmentContent is what each occurrence of an expanded segment shows
+// (the master's content, or the segment's own), without its series, and
+// the occurrences' length.
+func segmentContent(seg *segment, m *feed.Event) (feed.Event, time.Duration) {
+	length := m.End.T.Sub(m.Start.T)
+	content := *m
+	if seg.content != m {
+		content = *seg.content
+		length = seg.content.End.T.Sub(seg.content.Start.T)
+	}
+	content.SetSeries(nil)
+	return content, length
+}
+
+// overrideReach is how far before its occurrence an override moves it at
+// most: an override may move its occurrence into the window from beyond
+// it.
+func overrideReach(byRID map[int64]*feed.Event) time.Duration {
+	var reach time.Duration
+	for rid, ov := range byRID {
+		reach = max(reach, time.Unix(0, rid).Sub(ov.Start.T))
+	}
+	return reach
 }
 
 // maxWalkExpansion bounds the occurrences examined for one expansion.

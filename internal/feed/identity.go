@@ -85,6 +85,12 @@ func contentIdentity(events []Event, ss []*series) ([]Event, []*series) {
 	for i := range events {
 		events[i].UID = newUID[events[i].UID]
 	}
+	return sortedByKey(events, ss)
+}
+
+// sortedByKey returns events sorted by key, and their series with them,
+// in new slices.
+func sortedByKey(events []Event, ss []*series) ([]Event, []*series) {
 	idx := make([]int, len(events))
 	for i := range idx {
 		idx[i] = i

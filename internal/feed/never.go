@@ -80,75 +80,14 @@ func neverReachesTime(opt rrule.ROption) string {
 // the rule's FREQ and INTERVAL visit, with rrule-go's reading of its BY
 // parts (its defaults from DTSTART included), and says why none matches.
 func neverMatchesDay(opt rrule.ROption, budget *int) string {
-	ds := opt.Dtstart
-	y0, m0, d0 := ds.Date()
-	bymonth, bymonthday, byweekday := opt.Bymonth, opt.Bymonthday, opt.Byweekday
-	if len(opt.Byweekno) == 0 && len(opt.Byyearday) == 0 && len(bymonthday) == 0 && len(byweekday) == 0 && len(opt.Byeaster) == 0 {
-		switch opt.Freq {
-		case rrule.YEARLY:
-			if len(bymonth) == 0 {
-				bymonth = []int{int(m0)}
-			}
-			bymonthday = []int{d0}
-		case rrule.MONTHLY:
-			bymonthday = []int{d0}
-		case rrule.WEEKLY:
-			byweekday = []rrule.Weekday{weekdayOf(ds.Weekday())}
-		}
-	}
-	// Plain weekdays and nth weekdays (nth only within a month or year).
-	var plain [7]bool
-	var nth []rrule.Weekday
-	hasPlain := false
-	for _, w := range byweekday {
-		if w.N() == 0 || opt.Freq > rrule.MONTHLY {
-			plain[weekdayIndex(w)] = true
-			hasPlain = true
-		} else {
-			nth = append(nth, w)
-		}
-	}
-	inMonth := func(m time.Month) bool {
-		if len(bymonth) == 0 {
-			return true
-		}
-		for _, b := range bymonth {
-			if b == int(m) {
-				return true
-			}
-		}
-		return false
-	}
-	monthRange := opt.Freq == rrule.MONTHLY || (opt.Freq == rrule.YEARLY && len(bymonth) > 0)
-	step := max(opt.Interval, 1)
-	wkst := weekdayIndex(opt.Wkst)
-	weekOffset := (weekdayIndex(weekdayOf(ds.Weekday())) - wkst + 7) % 7
-	var g int
-	switch opt.Freq {
-	case rrule.YEARLY:
-		g = gcd(step, cycleYears)
-	case rrule.MONTHLY:
-		g = gcd(step, cycleMonths)
-	case rrule.WEEKLY:
-		g = gcd(step, cycleWeeks)
-	case rrule.DAILY:
-		g = gcd(step, cycleDays)
-	default:
-		g = 1 // sub-daily: every day may be visited
-	}
-	setpos := len(opt.Bysetpos) > 0 && opt.Freq <= rrule.DAILY
-	times := 1
-	if setpos {
-		times = len(orOne(opt.Byhour, ds.Hour())) * len(orOne(opt.Byminute, ds.Minute())) * len(orOne(opt.Bysecond, ds.Second()))
-	}
+	var nth [7]rrule.Weekday
+	rule := newDayRule(opt, &nth)
+	periods := newPeriodCounter(opt)
+	// With BYSETPOS the matching days of each period are counted (plain
+	// locals: the walk is for every rule of a feed).
+	setpos, times := setposTimes(opt)
 	period, inPeriod := -1, 0
-	// The date is stepped by hand: time.Date per day would cost most of
-	// the walk.
-	y, m, d := y0, m0, d0-1
-	mlen := daysIn(y, m)
-	ylen := 365 + boolInt(daysIn(y, time.February) == 29)
-	yday := time.Date(y0, m0, d0, 0, 0, 0, 0, time.UTC).YearDay() - 1
-	wd := (weekdayIndex(weekdayOf(ds.Weekday())) + 6) % 7
+	day := dayBefore(opt.Dtstart)
 	for i := 0; i <= cycleDays; i++ {
 		if i > freeRuleDays {
 			if *budget <= 0 {
@@ -156,27 +95,12 @@ func neverMatchesDay(opt rrule.ROption, budget *int) string {
 			}
 			*budget--
 		}
-		d, yday, wd = d+1, yday+1, (wd+1)%7
-		if d > mlen {
-			d, m = 1, m+1
-			if m > time.December {
-				m, y, yday = time.January, y+1, 1
-				ylen = 365 + boolInt(daysIn(y, time.February) == 29)
-			}
-			mlen = daysIn(y, m)
+		day.d, day.yday, day.wd = day.d+1, day.yday+1, (day.wd+1)%7
+		if day.d > day.mlen {
+			day.nextMonth()
 		}
-		var p int
-		switch opt.Freq {
-		case rrule.YEARLY:
-			p = y - y0
-		case rrule.MONTHLY:
-			p = (y-y0)*12 + int(m) - int(m0)
-		case rrule.WEEKLY:
-			p = (i + weekOffset) / 7
-		default:
-			p = i
-		}
-		if p%g != 0 {
+		p := periods.index(i, &day)
+		if p%periods.stride != 0 {
 			continue
 		}
 		if setpos && p != period {
@@ -185,30 +109,8 @@ func neverMatchesDay(opt rrule.ROption, budget *int) string {
 			}
 			period, inPeriod = p, 0
 		}
-		if !inMonth(m) {
+		if !rule.inSets(&day) || rule.hasRest && !rule.passesRest(&day) {
 			continue
-		}
-		if len(bymonthday) > 0 && !hasInt(bymonthday, d) && !hasInt(bymonthday, d-mlen-1) {
-			continue
-		}
-		if len(opt.Byyearday) > 0 && !hasInt(opt.Byyearday, yday) && !hasInt(opt.Byyearday, yday-ylen-1) {
-			continue
-		}
-		if hasPlain || len(nth) > 0 {
-			// RFC 5545 reads the weekdays as a union.
-			ok := plain[wd]
-			pos, rlen := d, mlen
-			if !monthRange {
-				pos, rlen = yday, ylen
-			}
-			for _, w := range nth {
-				if weekdayIndex(w) == wd && (w.N() == (pos-1)/7+1 || w.N() == -((rlen-pos)/7+1)) {
-					ok = true
-				}
-			}
-			if !ok {
-				continue
-			}
 		}
 		if !setpos {
 			return ""
@@ -222,6 +124,233 @@ func neverMatchesDay(opt rrule.ROption, budget *int) string {
 		return "BYSETPOS picks a position no period of the rule has"
 	}
 	return "no day matches its BYMONTH/BYMONTHDAY/BYYEARDAY/BYDAY at its FREQ and INTERVAL"
+}
+
+// dayRule is what a rule asks of a day: its BY parts, with the defaults
+// rrule-go takes from DTSTART when none names a day. Months, month days
+// and weekdays are bit sets (bit n for value n): the walk asks them of
+// every day.
+type dayRule struct {
+	// months are BYMONTH's months, every month without it.
+	months uint16
+	// monthdays are BYMONTHDAY's days from the month's start,
+	// lastMonthdays its days from its end (bit 1 for -1); byMonthday is
+	// false without BYMONTHDAY.
+	byMonthday               bool
+	monthdays, lastMonthdays uint64
+	byyearday                []int
+	// plain are the weekdays every week matches (Monday bit 0); nth the
+	// weekdays that match at a position within a month or year (BYDAY=2MO).
+	plain uint8
+	nth   []rrule.Weekday
+	// monthRange is that nth positions count within the month, not the
+	// year.
+	monthRange bool
+	// weekdays are the weekdays inSets lets through: the plain ones when
+	// the rule has neither year days nor nth weekdays, every one
+	// otherwise; hasRest is that it has them.
+	weekdays uint8
+	hasRest  bool
+}
+
+// newDayRule reads the rule's BY parts; nth is room for its nth
+// weekdays, on the caller's stack (the walk is for every rule of a feed).
+func newDayRule(opt rrule.ROption, nth *[7]rrule.Weekday) dayRule {
+	ds := opt.Dtstart
+	_, m0, d0 := ds.Date()
+	r := dayRule{months: monthSet(opt.Bymonth), byyearday: opt.Byyearday, nth: nth[:0]}
+	r.setMonthdays(opt.Bymonthday)
+	hasMonths := len(opt.Bymonth) > 0
+	byweekday := opt.Byweekday
+	if len(opt.Byweekno) == 0 && len(opt.Byyearday) == 0 && len(opt.Bymonthday) == 0 && len(byweekday) == 0 && len(opt.Byeaster) == 0 {
+		switch opt.Freq {
+		case rrule.YEARLY:
+			if !hasMonths {
+				r.months, hasMonths = 1<<m0, true
+			}
+			r.setMonthdays([]int{d0})
+		case rrule.MONTHLY:
+			r.setMonthdays([]int{d0})
+		case rrule.WEEKLY:
+			byweekday = []rrule.Weekday{weekdayOf(ds.Weekday())}
+		}
+	}
+	for _, w := range byweekday {
+		if w.N() == 0 || opt.Freq > rrule.MONTHLY {
+			r.plain |= 1 << weekdayIndex(w)
+		} else {
+			r.nth = append(r.nth, w)
+		}
+	}
+	r.monthRange = opt.Freq == rrule.MONTHLY || (opt.Freq == rrule.YEARLY && hasMonths)
+	r.hasRest = len(r.byyearday) > 0 || len(r.nth) > 0
+	r.weekdays = 0x7f
+	if r.plain != 0 && !r.hasRest {
+		r.weekdays = r.plain
+	}
+	return r
+}
+
+// monthSet is the set of months ms names, every month when it names none.
+func monthSet(ms []int) uint16 {
+	if len(ms) == 0 {
+		return ^uint16(0)
+	}
+	var set uint16
+	for _, m := range ms {
+		if m >= 1 && m <= 12 {
+			set |= 1 << m
+		}
+	}
+	return set
+}
+
+// setMonthdays sets BYMONTHDAY's days; a day no month has matches none.
+func (r *dayRule) setMonthdays(ds []int) {
+	r.byMonthday = len(ds) > 0
+	r.monthdays, r.lastMonthdays = 0, 0
+	for _, d := range ds {
+		switch {
+		case d >= 1 && d <= 31:
+			r.monthdays |= 1 << d
+		case d <= -1 && d >= -31:
+			r.lastMonthdays |= 1 << -d
+		}
+	}
+}
+
+// inSets says whether the day is in the rule's month, month day and
+// weekday sets; the walk asks it of every day it visits, and asks
+// passesRest only of the days it lets through, when the rule has year
+// days or nth weekdays.
+func (r *dayRule) inSets(c *civilDay) bool {
+	return r.months>>c.m&1 != 0 && r.weekdays>>c.wd&1 != 0 &&
+		(!r.byMonthday || r.monthdays>>c.d&1 != 0 || r.lastMonthdays>>(c.mlen+1-c.d)&1 != 0)
+}
+
+// passesRest says whether the day passes BYYEARDAY and BYDAY, the plain
+// weekdays and the nth ones.
+func (r *dayRule) passesRest(c *civilDay) bool {
+	if len(r.byyearday) > 0 && !hasInt(r.byyearday, c.yday) && !hasInt(r.byyearday, c.yday-c.ylen-1) {
+		return false
+	}
+	if r.plain == 0 && len(r.nth) == 0 {
+		return true
+	}
+	// RFC 5545 reads the weekdays as a union.
+	return r.plain>>c.wd&1 != 0 || r.nthMatches(c)
+}
+
+// nthMatches says whether the day is one of the rule's nth weekdays of
+// its month or year.
+func (r *dayRule) nthMatches(c *civilDay) bool {
+	pos, rlen := c.d, c.mlen
+	if !r.monthRange {
+		pos, rlen = c.yday, c.ylen
+	}
+	for _, w := range r.nth {
+		if weekdayIndex(w) == c.wd && (w.N() == (pos-1)/7+1 || w.N() == -((rlen-pos)/7+1)) {
+			return true
+		}
+	}
+	return false
+}
+
+// civilDay is a day of the walk, stepped by hand: time.Date per day would
+// cost most of the walk.
+type civilDay struct {
+	y       int
+	m       time.Month
+	d, mlen int
+	// yday is the day of the year (1-based), ylen the year's length; wd
+	// the weekday, Monday 0.
+	yday, ylen, wd int
+}
+
+// dayBefore is the day before t's date, so that the walk's first step is
+// to t's.
+func dayBefore(t time.Time) civilDay {
+	y, m, d := t.Date()
+	return civilDay{
+		y: y, m: m, d: d - 1, mlen: daysIn(y, m),
+		yday: time.Date(y, m, d, 0, 0, 0, 0, time.UTC).YearDay() - 1,
+		ylen: yearDays(y),
+		wd:   (weekdayIndex(weekdayOf(t.Weekday())) + 6) % 7,
+	}
+}
+
+// nextMonth steps from the last day of a month to the first of the next;
+// the walk steps within a month itself, without a call per day.
+func (c *civilDay) nextMonth() {
+	c.d, c.m = 1, c.m+1
+	if c.m > time.December {
+		c.m, c.y, c.yday = time.January, c.y+1, 1
+		c.ylen = yearDays(c.y)
+	}
+	c.mlen = daysIn(c.y, c.m)
+}
+
+func yearDays(y int) int { return 365 + boolInt(daysIn(y, time.February) == 29) }
+
+// periodCounter numbers the rule's periods (its years, months, weeks or
+// days from DTSTART's); stride is the INTERVAL reduced by the cycle's
+// length, the periods a cycle visits being the multiples of it. origin is
+// DTSTART's year, month (counted from year 0) or weekday from WKST. It is
+// small enough for the compiler to keep in registers through the walk.
+type periodCounter struct {
+	freq   rrule.Frequency
+	origin int
+	stride int
+}
+
+// cyclePeriods is how many of a frequency's periods one cycle has.
+var cyclePeriods = map[rrule.Frequency]int{
+	rrule.YEARLY:  cycleYears,
+	rrule.MONTHLY: cycleMonths,
+	rrule.WEEKLY:  cycleWeeks,
+	rrule.DAILY:   cycleDays,
+}
+
+func newPeriodCounter(opt rrule.ROption) periodCounter {
+	ds := opt.Dtstart
+	pc := periodCounter{freq: opt.Freq, stride: 1} // sub-daily: every day may be visited
+	switch opt.Freq {
+	case rrule.YEARLY:
+		pc.origin = ds.Year()
+	case rrule.MONTHLY:
+		pc.origin = ds.Year()*12 + int(ds.Month())
+	case rrule.WEEKLY:
+		pc.origin = (weekdayIndex(weekdayOf(ds.Weekday())) - weekdayIndex(opt.Wkst) + 7) % 7
+	}
+	if n, ok := cyclePeriods[opt.Freq]; ok {
+		pc.stride = gcd(max(opt.Interval, 1), n)
+	}
+	return pc
+}
+
+// index is the period of the walk's i-th day c.
+func (pc periodCounter) index(i int, c *civilDay) int {
+	switch pc.freq {
+	case rrule.YEARLY:
+		return c.y - pc.origin
+	case rrule.MONTHLY:
+		return c.y*12 + int(c.m) - pc.origin
+	case rrule.WEEKLY:
+		return (i + pc.origin) / 7
+	default:
+		return i
+	}
+}
+
+// setposTimes says whether the walk reads BYSETPOS (only at daily and
+// longer frequencies), and how many occurrences each matching day stands
+// for: one per time of day the rule gives it.
+func setposTimes(opt rrule.ROption) (setpos bool, times int) {
+	if len(opt.Bysetpos) == 0 || opt.Freq > rrule.DAILY {
+		return false, 1
+	}
+	ds := opt.Dtstart
+	return true, len(orOne(opt.Byhour, ds.Hour())) * len(orOne(opt.Byminute, ds.Minute())) * len(orOne(opt.Bysecond, ds.Second()))
 }
 
 func setposHits(bysetpos []int, n int) bool {

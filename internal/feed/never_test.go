@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/teambition/rrule-go"
 )
 
 // neverFeed is a feed of n events per rule, each rule's events one day
@@ -167,5 +169,30 @@ func TestNeverMatchingVerdictReused(t *testing.T) {
 	}
 	if len(p.cal.Events) != 60 || len(p.cal.Warnings) != 60 {
 		t.Errorf("%d events, %d warnings; want 60 each", len(p.cal.Events), len(p.cal.Warnings))
+	}
+}
+
+// BenchmarkNeverMatchesWalk walks a whole 400-year cycle for rules that
+// match no day, each exercising another part of the day test: the month
+// and month-day sets, the nth weekdays, and the BYSETPOS count.
+func BenchmarkNeverMatchesWalk(b *testing.B) {
+	start := time.Date(2024, 1, 1, 9, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		opt  rrule.ROption
+	}{
+		{"bymonthday", rrule.ROption{Freq: rrule.DAILY, Bymonth: []int{2}, Bymonthday: []int{30}}},
+		{"nth-weekday", rrule.ROption{Freq: rrule.MONTHLY, Bymonth: []int{2}, Byweekday: []rrule.Weekday{rrule.MO.Nth(6)}}},
+		{"bysetpos", rrule.ROption{Freq: rrule.MONTHLY, Byweekday: []rrule.Weekday{rrule.MO}, Bysetpos: []int{6}}},
+	} {
+		tc.opt.Dtstart, tc.opt.Wkst = start, rrule.MO
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				budget := cycleDays
+				if neverMatchesDay(tc.opt, &budget) == "" {
+					b.Fatal("the rule matched a day")
+				}
+			}
+		})
 	}
 }

@@ -24,86 +24,17 @@ func fixParams(rest []byte) ([]byte, bool) {
 	var out []byte // nil until a change is needed
 	p := 0
 	for p < len(rest) && rest[p] == ';' {
-		p++
-		ns := p
-		for p < len(rest) && rest[p] != '=' && rest[p] != ':' && rest[p] != ';' {
-			p++
-		}
-		pname := rest[ns:p]
-		if p >= len(rest) || rest[p] != '=' || len(pname) == 0 {
-			// A parameter without a value: drop it.
-			if out == nil {
-				out = append([]byte(nil), rest[:ns-1]...)
-			}
+		var named bool
+		if p, out, named = fixParamName(rest, p+1, out); !named {
 			continue
 		}
-		if needsUpper(pname) && out == nil {
-			out = append([]byte(nil), rest[:ns]...)
-		}
-		if out != nil {
-			out = append(out, ';')
-			out = append(out, upperASCII(pname)...)
-			out = append(out, '=')
-		}
-		p++ // '='
-		for {
-			vs := p
-			if p < len(rest) && rest[p] == '"' {
-				q := bytes.IndexByte(rest[p+1:], '"')
-				if q < 0 {
-					return nil, false
-				}
-				val := rest[p+1 : p+1+q]
-				p += q + 2
-				if p >= len(rest) {
-					// The quote swallowed the value: TZID="Zone:20200609T090000".
-					c := bytes.LastIndexByte(val, ':')
-					if c < 0 {
-						return nil, false
-					}
-					if out == nil {
-						out = append([]byte(nil), rest[:vs]...)
-					}
-					out = append(out, '"')
-					out = append(out, cleanParamValue(val[:c])...)
-					out = append(out, '"')
-					out = append(out, val[c:]...)
-					return out, true
-				}
-				if out == nil && hasControl(val) {
-					out = append([]byte(nil), rest[:vs]...)
-				}
-				if out != nil {
-					out = append(out, '"')
-					out = append(out, cleanParamValue(val)...)
-					out = append(out, '"')
-				}
-			} else {
-				for p < len(rest) && rest[p] != ';' && rest[p] != ':' && rest[p] != ',' {
-					p++
-				}
-				val := rest[vs:p]
-				if out == nil && (hasControl(val) || bytes.IndexByte(val, '"') >= 0 || bytes.IndexByte(val, '\\') >= 0) {
-					out = append([]byte(nil), rest[:vs]...)
-				}
-				if out != nil {
-					v := cleanParamValue(val)
-					v = bytes.ReplaceAll(v, []byte(`"`), nil)
-					v = bytes.ReplaceAll(v, []byte(`\`), nil)
-					out = append(out, v...)
-				}
-			}
-			if p < len(rest) && rest[p] == ',' {
-				if out != nil {
-					out = append(out, ',')
-				}
-				p++
-				continue
-			}
-			break
-		}
-		if p < len(rest) && rest[p] != ';' && rest[p] != ':' {
+		var end paramEnd
+		p, out, end = fixParamValues(rest, p, out)
+		switch end {
+		case paramBad:
 			return nil, false
+		case paramSwallowed:
+			return out, true
 		}
 	}
 	if p >= len(rest) || rest[p] != ':' {
@@ -113,6 +44,128 @@ func fixParams(rest []byte) ([]byte, bool) {
 		return rest, true
 	}
 	return append(out, rest[p:]...), true
+}
+
+// paramEnd is how a parameter's values end: before the next parameter or
+// the value separator, with the line's value swallowed by a quote, or in
+// a way golang-ical would reject.
+type paramEnd uint8
+
+const (
+	paramNext paramEnd = iota
+	paramSwallowed
+	paramBad
+)
+
+// The fixParam functions read rest from p and return where they stopped;
+// out is the mended line, nil while nothing needed mending: once a change
+// is needed it is started with rest up to the change, and from then on
+// every part read is appended to it.
+
+// fixParamName reads the name of the parameter starting at ns (after its
+// ';') and the '=' after it, upper-casing the name. named is false for a
+// parameter without a value, which is dropped.
+func fixParamName(rest []byte, ns int, out []byte) (p int, _ []byte, named bool) {
+	p = ns
+	for p < len(rest) && rest[p] != '=' && rest[p] != ':' && rest[p] != ';' {
+		p++
+	}
+	pname := rest[ns:p]
+	if p >= len(rest) || rest[p] != '=' || len(pname) == 0 {
+		if out == nil {
+			out = append([]byte(nil), rest[:ns-1]...)
+		}
+		return p, out, false
+	}
+	if needsUpper(pname) && out == nil {
+		out = append([]byte(nil), rest[:ns]...)
+	}
+	if out != nil {
+		out = append(out, ';')
+		out = append(out, upperASCII(pname)...)
+		out = append(out, '=')
+	}
+	return p + 1, out, true
+}
+
+// fixParamValues reads a parameter's comma-separated values.
+func fixParamValues(rest []byte, p int, out []byte) (int, []byte, paramEnd) {
+	for {
+		if p < len(rest) && rest[p] == '"' {
+			var end paramEnd
+			if p, out, end = fixQuotedValue(rest, p, out); end != paramNext {
+				return p, out, end
+			}
+		} else {
+			p, out = fixPlainValue(rest, p, out)
+		}
+		if p >= len(rest) || rest[p] != ',' {
+			break
+		}
+		if out != nil {
+			out = append(out, ',')
+		}
+		p++
+	}
+	if p < len(rest) && rest[p] != ';' && rest[p] != ':' {
+		return p, out, paramBad
+	}
+	return p, out, paramNext
+}
+
+// fixQuotedValue reads a quoted value starting at vs, its control
+// characters dropped; a quote that swallowed the line's value
+// (TZID="Zone:20200609T090000") is closed before the value's ':'.
+func fixQuotedValue(rest []byte, vs int, out []byte) (int, []byte, paramEnd) {
+	q := bytes.IndexByte(rest[vs+1:], '"')
+	if q < 0 {
+		return vs, out, paramBad
+	}
+	val := rest[vs+1 : vs+1+q]
+	p := vs + q + 2
+	if p >= len(rest) {
+		c := bytes.LastIndexByte(val, ':')
+		if c < 0 {
+			return p, out, paramBad
+		}
+		if out == nil {
+			out = append([]byte(nil), rest[:vs]...)
+		}
+		out = append(out, '"')
+		out = append(out, cleanParamValue(val[:c])...)
+		out = append(out, '"')
+		out = append(out, val[c:]...)
+		return p, out, paramSwallowed
+	}
+	if out == nil && hasControl(val) {
+		out = append([]byte(nil), rest[:vs]...)
+	}
+	if out != nil {
+		out = append(out, '"')
+		out = append(out, cleanParamValue(val)...)
+		out = append(out, '"')
+	}
+	return p, out, paramNext
+}
+
+// fixPlainValue reads an unquoted value starting at vs, its control
+// characters, stray quotes and backslashes dropped.
+func fixPlainValue(rest []byte, vs int, out []byte) (int, []byte) {
+	p := vs
+	for p < len(rest) && rest[p] != ';' && rest[p] != ':' && rest[p] != ',' {
+		p++
+	}
+	val := rest[vs:p]
+	if out == nil && (hasControl(val) || bytes.IndexByte(val, '"') >= 0 || bytes.IndexByte(val, '\\') >= 0) {
+		out = append([]byte(nil), rest[:vs]...)
+	}
+	if out != nil {
+		v := cleanParamValue(val)
+		v = bytes.ReplaceAll(v, []byte(`"`), nil)
+		v = bytes.ReplaceAll(v, []byte(`\`), nil)
+		out = append(out, v...)
+	}
+	return p, out
 }
 
 func needsUpper(b []byte) bool {

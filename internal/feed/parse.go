@@ -228,33 +228,7 @@ func (p *parser) run(comps []ical.Component) {
 	// pass reads the VTIMEZONEs and the events' times; the second
 	// normalises each event and lets its component go.
 	var raw rawEvent
-	nEvents, defined := 0, false
-	for _, c := range comps {
-		switch c := c.(type) {
-		case *ical.VTimezone:
-			ids, vz, err := parseVTimezone(c)
-			if err != nil {
-				p.warn("", fmt.Sprintf("VTIMEZONE %s ignored: %v", strings.Join(ids, ", "), err))
-				continue
-			}
-			for _, id := range ids {
-				p.zones.Define(id, vz)
-			}
-			defined = true
-		case *ical.VEvent:
-			nEvents++
-		}
-	}
-	if defined {
-		// The years matter only to matching a VTIMEZONE to an IANA zone.
-		index := 0
-		for _, c := range comps {
-			if c, ok := c.(*ical.VEvent); ok {
-				index++
-				p.extract(&raw, c.Properties, index)
-			}
-		}
-	}
+	nEvents := p.readZones(comps, &raw)
 	p.setFloating()
 	events := make([]Event, 0, nEvents)
 	series := make([]*series, 0, nEvents)
@@ -291,6 +265,40 @@ func (p *parser) run(comps []ical.Component) {
 	p.cal.Events = events
 }
 
+// readZones is run's first pass: it defines the feed's VTIMEZONEs and,
+// when there are any, notes the years each TZID is used in (raw is the
+// scratch event extract reuses). It returns the number of VEVENTs.
+func (p *parser) readZones(comps []ical.Component, raw *rawEvent) (nEvents int) {
+	defined := false
+	for _, c := range comps {
+		switch c := c.(type) {
+		case *ical.VTimezone:
+			ids, vz, err := parseVTimezone(c)
+			if err != nil {
+				p.warn("", fmt.Sprintf("VTIMEZONE %s ignored: %v", strings.Join(ids, ", "), err))
+				continue
+			}
+			for _, id := range ids {
+				p.zones.Define(id, vz)
+			}
+			defined = true
+		case *ical.VEvent:
+			nEvents++
+		}
+	}
+	if defined {
+		// The years matter only to matching a VTIMEZONE to an IANA zone.
+		index := 0
+		for _, c := range comps {
+			if c, ok := c.(*ical.VEvent); ok {
+				index++
+				p.extract(raw, c.Properties, index)
+			}
+		}
+	}
+	return nEvents
+}
+
 // setFloating picks the zone floating times are read in: the feed's
 // X-WR-TIMEZONE, else the subscription's zone, else UTC.
 func (p *parser) setFloating() {
@@ -318,25 +326,7 @@ func (p *parser) settleKeys(events []Event, ss []*series) ([]Event, []*series) {
 	for i := range idx {
 		idx[i] = i
 	}
-	// Synthetic UIDs for events that have none. Identical twins get a
-	// numbered suffix, numbered in content order so that the file's order
-	// does not matter.
-	synth := map[string][]int{}
-	for i := range events {
-		if events[i].UID == "" {
-			id := "calsyncd-" + events[i].identityHash()[:24]
-			synth[id] = append(synth[id], i)
-		}
-	}
-	for id, is := range synth {
-		slices.SortFunc(is, func(a, b int) int { return strings.Compare(events[a].ComputeHash(), events[b].ComputeHash()) })
-		for n, i := range is {
-			events[i].UID = id
-			if n > 0 {
-				events[i].UID = fmt.Sprintf("%s-%d", id, n+1)
-			}
-		}
-	}
+	synthesiseUIDs(events)
 	p.promoteSeriesInstances(events, ss)
 	alignRecurrenceIDs(events, ss)
 	// Duplicate keys: keep the newest version. The events are sorted in
@@ -374,6 +364,28 @@ func (p *parser) settleKeys(events []Event, ss []*series) ([]Event, []*series) {
 		outE, outS = contentIdentity(outE, outS)
 	}
 	return outE, outS
+}
+
+// synthesiseUIDs gives events that have no UID a synthetic one from their
+// identity. Identical twins get a numbered suffix, numbered in content
+// order so that the file's order does not matter.
+func synthesiseUIDs(events []Event) {
+	synth := map[string][]int{}
+	for i := range events {
+		if events[i].UID == "" {
+			id := "calsyncd-" + events[i].identityHash()[:24]
+			synth[id] = append(synth[id], i)
+		}
+	}
+	for id, is := range synth {
+		slices.SortFunc(is, func(a, b int) int { return strings.Compare(events[a].ComputeHash(), events[b].ComputeHash()) })
+		for n, i := range is {
+			events[i].UID = id
+			if n > 0 {
+				events[i].UID = fmt.Sprintf("%s-%d", id, n+1)
+			}
+		}
+	}
 }
 
 // promoteSeriesInstances settles components that carry a RECURRENCE-ID

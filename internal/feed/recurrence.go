@@ -241,28 +241,7 @@ func (p *parser) exRules(ev *Event, props []*ical.IANAProperty, s *Series) {
 	// The EXDATEs stop at hi, the series may not: render again before the
 	// window reaches it, so the exclusions roll forward with time.
 	p.noteReread(extraRulesHorizon(hi, lo, p.opts.WindowPast, p.ruleFuture()))
-	excluded := map[int64]bool{}
-	var values []string
-	for _, pr := range props {
-		v, err := p.rruleValue(ev, pr.Value)
-		var x *Series
-		if err == nil {
-			x, err = seriesOf(ev.Start, v, nil, nil)
-		}
-		if err != nil {
-			p.warn(ev.UID, fmt.Sprintf("event%s: EXRULE ignored: %v", quoteSummary(ev.Summary), err))
-			continue
-		}
-		values = append(values, v)
-		next := x.ruleTimes()
-		for n := 0; n < maxExpansion; n++ {
-			t, ok := next()
-			if !ok || !t.Before(hi) {
-				break
-			}
-			excluded[t.UnixNano()] = true
-		}
-	}
+	excluded, values := p.exRuleTimes(ev, props, hi)
 	if len(excluded) == 0 {
 		return
 	}
@@ -297,6 +276,34 @@ func (p *parser) exRules(ev *Event, props []*ical.IANAProperty, s *Series) {
 		msg += fmt.Sprintf(" up to %s", hi.Add(-time.Second).Format("2006-01-02"))
 	}
 	p.warn(ev.UID, msg)
+}
+
+// exRuleTimes is the times before hi the EXRULEs props exclude (by
+// UnixNano), at most maxExpansion a rule, and the rules read; a rule that
+// cannot be read is ignored with a warning.
+func (p *parser) exRuleTimes(ev *Event, props []*ical.IANAProperty, hi time.Time) (excluded map[int64]bool, values []string) {
+	excluded = map[int64]bool{}
+	for _, pr := range props {
+		v, err := p.rruleValue(ev, pr.Value)
+		var x *Series
+		if err == nil {
+			x, err = seriesOf(ev.Start, v, nil, nil)
+		}
+		if err != nil {
+			p.warn(ev.UID, fmt.Sprintf("event%s: EXRULE ignored: %v", quoteSummary(ev.Summary), err))
+			continue
+		}
+		values = append(values, v)
+		next := x.ruleTimes()
+		for n := 0; n < maxExpansion; n++ {
+			t, ok := next()
+			if !ok || !t.Before(hi) {
+				break
+			}
+			excluded[t.UnixNano()] = true
+		}
+	}
+	return excluded, values
 }
 
 // rruleValue validates an RRULE value and puts its UNTIL in the form Google

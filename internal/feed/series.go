@@ -201,120 +201,6 @@ func (s *Series) wallRule() (*rrule.RRule, error) {
 	return rrule.NewRRule(*opt)
 }
 
-// GapOccurrence reports whether the rule puts an occurrence that starts
-// in [from, to) on a wall-clock time its zone skips (a daylight-saving
-// gap). RFC 5545 reads it with the offset before the gap; where Google
-// places it is undocumented, so such a series is written as single
-// events. An endless series is walked up to to.
-func (s *Series) GapOccurrence(from, to time.Time) bool {
-	if s.start.AllDay || s.loc == time.UTC || !s.hasRule {
-		return false
-	}
-	if !s.subDaily() && !s.gapAtStartTime(from, to) {
-		// Every occurrence is at DTSTART's time of day, and no gap in
-		// the window skips it: no walk needed (nearly every series).
-		return false
-	}
-	r, err := s.wallRule()
-	if err != nil || r == nil {
-		return false
-	}
-	next := r.Iterator()
-	for n := 0; n < maxWalk; n++ {
-		w, ok := next()
-		if !ok {
-			return false
-		}
-		t := tz.At(w, s.loc)
-		if !t.Before(to) {
-			return false
-		}
-		if t.Before(from) {
-			continue
-		}
-		if l := t.In(s.loc); l.Hour() != w.Hour() || l.Minute() != w.Minute() || l.Day() != w.Day() {
-			return true
-		}
-	}
-	return false
-}
-
-// subDaily reports whether the rule places occurrences at other times of
-// day than DTSTART's (a sub-daily FREQ, BYHOUR, BYMINUTE or BYSECOND).
-func (s *Series) subDaily() bool {
-	for _, part := range s.parts {
-		k, v, _ := strings.Cut(part, "=")
-		switch {
-		case k == "BYHOUR" || k == "BYMINUTE" || k == "BYSECOND":
-			return true
-		case k == "FREQ" && (v == "HOURLY" || v == "MINUTELY" || v == "SECONDLY"):
-			return true
-		}
-	}
-	return false
-}
-
-// gapAtStartTime reports whether a daylight-saving gap within [from, to)
-// skips DTSTART's wall-clock time of day on its night.
-func (s *Series) gapAtStartTime(from, to time.Time) bool {
-	st := s.start.T.In(s.loc)
-	for t := from; t.Before(to); {
-		_, end := t.In(s.loc).ZoneBounds()
-		if end.IsZero() || !end.After(t) || !end.Before(to) {
-			return false
-		}
-		_, before := end.Add(-time.Second).In(s.loc).Zone()
-		_, after := end.In(s.loc).Zone()
-		if after > before {
-			// The skipped wall clock is [end+before, end+after).
-			lo := wallOf(end.Add(time.Duration(before) * time.Second).UTC())
-			hi := wallOf(end.Add(time.Duration(after) * time.Second).UTC())
-			for _, d := range []time.Time{lo, hi} {
-				w := time.Date(d.Year(), d.Month(), d.Day(), st.Hour(), st.Minute(), st.Second(), 0, time.UTC)
-				if !w.Before(lo) && w.Before(hi) {
-					return true
-				}
-			}
-		}
-		t = end
-	}
-	return false
-}
-
-// UnnamedZoneShifts reports whether the series is in a zone Google cannot
-// name (a feed's own VTIMEZONE that matches no IANA zone: Start().Zone is
-// "" but the times are not UTC) whose offset changes within [from, to).
-// Google would expand such a series in UTC, its occurrences an hour off
-// for part of the year, so it is written as single events.
-func (s *Series) UnnamedZoneShifts(from, to time.Time) bool {
-	if s.start.AllDay || s.start.Zone != "" || s.loc == time.UTC {
-		return false
-	}
-	if from.Before(s.start.T) {
-		from = s.start.T
-	}
-	for t := from; t.Before(to); {
-		_, end := t.In(s.loc).ZoneBounds()
-		if end.IsZero() || !end.After(t) {
-			return false
-		}
-		if end.Before(to) {
-			_, a := t.In(s.loc).Zone()
-			_, b := end.In(s.loc).Zone()
-			if a != b {
-				return true
-			}
-		}
-		t = end
-	}
-	return false
-}
-
-// wallOf is t's wall clock as UTC fields.
-func wallOf(t time.Time) time.Time {
-	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
-}
-
 // ruleOptions are the RRULE's options anchored at the series' start (nil
 // without a rule).
 func (s *Series) ruleOptions() (*rrule.ROption, error) {
@@ -395,35 +281,7 @@ func (s *Series) ruleTimes() func() (time.Time, bool) {
 // excluded dates still in.
 func (s *Series) raw(rdates bool) func() (time.Time, bool) {
 	start := s.start.T
-	ruleNext := func() (time.Time, bool) { return time.Time{}, false }
-	if r, err := s.wallRule(); err == nil && r != nil {
-		wallIt := r.Iterator()
-		it := func() (time.Time, bool) {
-			t, ok := wallIt()
-			if ok && s.loc != time.UTC {
-				t = tz.At(t, s.loc)
-			}
-			return t, ok
-		}
-		limit, n := -1, 0
-		if s.count > 0 {
-			limit = s.count
-		}
-		ruleNext = func() (time.Time, bool) {
-			t, ok := it()
-			if !ok {
-				return t, false
-			}
-			if n == 0 && !t.Equal(start) && limit > 0 {
-				limit-- // DTSTART took the first place
-			}
-			n++
-			if limit >= 0 && n > limit {
-				return time.Time{}, false
-			}
-			return t, true
-		}
-	}
+	ruleNext := s.countedRule()
 	var extra []time.Time
 	if rdates {
 		extra = slices.SortedFunc(slices.Values(s.rdates), func(a, b time.Time) int { return a.Compare(b) })
@@ -462,6 +320,43 @@ func (s *Series) raw(rdates bool) func() (time.Time, bool) {
 			first, last = false, cand
 			return cand, true
 		}
+	}
+}
+
+// countedRule iterates the rule's occurrences in the series' zone, its
+// COUNT counting DTSTART when the rule does not produce it (DTSTART takes
+// the first place); it yields nothing for a series without a rule.
+func (s *Series) countedRule() func() (time.Time, bool) {
+	r, err := s.wallRule()
+	if err != nil || r == nil {
+		return func() (time.Time, bool) { return time.Time{}, false }
+	}
+	start := s.start.T
+	wallIt := r.Iterator()
+	it := func() (time.Time, bool) {
+		t, ok := wallIt()
+		if ok && s.loc != time.UTC {
+			t = tz.At(t, s.loc)
+		}
+		return t, ok
+	}
+	limit, n := -1, 0
+	if s.count > 0 {
+		limit = s.count
+	}
+	return func() (time.Time, bool) {
+		t, ok := it()
+		if !ok {
+			return t, false
+		}
+		if n == 0 && !t.Equal(start) && limit > 0 {
+			limit-- // DTSTART took the first place
+		}
+		n++
+		if limit >= 0 && n > limit {
+			return time.Time{}, false
+		}
+		return t, true
 	}
 }
 
@@ -521,102 +416,4 @@ func (s *Series) countBefore(t time.Time) int {
 		n++
 	}
 	return n
-}
-
-// Lines renders the series as Recurrence lines, as Parse writes them.
-func (s *Series) Lines() []string {
-	var lines []string
-	if s.hasRule {
-		var bound string
-		switch {
-		case !s.until.IsZero() && s.start.AllDay:
-			bound = "UNTIL=" + s.until.Format("20060102")
-		case !s.until.IsZero():
-			bound = "UNTIL=" + s.until.UTC().Format("20060102T150405Z")
-		case s.count > 0:
-			bound = "COUNT=" + strconv.Itoa(s.count)
-		}
-		at := s.boundAt
-		if at < 0 || at > len(s.parts) {
-			at = len(s.parts)
-		}
-		n := len("RRULE:") + len(bound) + len(s.parts)
-		for _, p := range s.parts {
-			n += len(p)
-		}
-		b := make([]byte, 0, n)
-		b = append(b, "RRULE:"...)
-		first := true
-		sep := func() { // strings.Join's separator, parts empty or not
-			if !first {
-				b = append(b, ';')
-			}
-			first = false
-		}
-		for i, p := range s.parts {
-			if i == at && bound != "" {
-				sep()
-				b = append(b, bound...)
-			}
-			sep()
-			b = append(b, p...)
-		}
-		if at == len(s.parts) && bound != "" {
-			sep()
-			b = append(b, bound...)
-		}
-		lines = make([]string, 0, 3)
-		lines = append(lines, string(b))
-	}
-	if len(s.rdates) > 0 {
-		lines = append(lines, dateLine("RDATE", s.start, sortedTimes(s.rdates)))
-	}
-	if len(s.exdates) > 0 {
-		lines = append(lines, dateLine("EXDATE", s.start, sortedTimes(s.exdates)))
-	}
-	return lines
-}
-
-// sortedTimes is ts sorted: ts itself when it already is (the parser
-// sorts its dates), else a sorted copy.
-func sortedTimes(ts []time.Time) []time.Time {
-	cmp := func(a, b time.Time) int { return a.Compare(b) }
-	if slices.IsSortedFunc(ts, cmp) {
-		return ts
-	}
-	return slices.SortedFunc(slices.Values(ts), cmp)
-}
-
-// Before returns the part of the series before cut: its rule ends just
-// before cut (UNTIL replaces COUNT, which counted the occurrences before
-// cut anyway), and its later RDATEs and EXDATEs are dropped. ok is false
-// when nothing is left (cut is the first occurrence).
-func (s *Series) Before(cut time.Time) (*Series, bool) {
-	if !s.start.T.Before(cut) {
-		return nil, false
-	}
-	out := *s
-	out.parts = slices.Clone(s.parts)
-	if out.hasRule && (out.until.IsZero() || !out.until.Before(cut)) {
-		out.count = 0
-		if s.start.AllDay {
-			out.until = cut.AddDate(0, 0, -1)
-		} else {
-			out.until = cut.Add(-time.Second)
-		}
-	}
-	out.rdates = filterTimes(s.rdates, time.Time{}, cut)
-	out.exdates = filterTimes(s.exdates, time.Time{}, cut)
-	return &out, true
-}
-
-// filterTimes keeps the times in [from, to) (zero bounds are open).
-func filterTimes(ts []time.Time, from, to time.Time) []time.Time {
-	var out []time.Time
-	for _, t := range ts {
-		if (from.IsZero() || !t.Before(from)) && (to.IsZero() || t.Before(to)) {
-			out = append(out, t)
-		}
-	}
-	return out
 }
