@@ -379,10 +379,3 @@ func (p *Plan) pairRekeys() {
 	}
 	p.Creates, p.Deletes = creates, deletes
 }
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
