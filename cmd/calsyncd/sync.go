@@ -59,7 +59,10 @@ func (c *syncCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	c.handOff(ctx, cfg, a.store, results, opts)
+	// A subscription whose account a running daemon holds is handed to it.
+	status.HandOffHeld(ctx, cfg, a.store, results, opts, func(id string, runID int64) {
+		fmt.Fprintf(c.m.Stderr, "calsyncd: %s: a running daemon holds its account; handed the sync to it as run %d\n", id, runID)
+	})
 	// The run history is pruned here too, for installations that run
 	// `calsyncd sync` from a timer instead of the daemon.
 	retain := cfg.Sync.Retention
@@ -98,10 +101,10 @@ func (c *syncCommand) succeeded(id string, res subscription.Result) bool {
 	case errors.Is(err, subscription.ErrBusy):
 		fmt.Fprintf(c.m.Stderr, "calsyncd: %s: already being synced by another process; skipped\n", id)
 		return true
-	case errors.As(err, new(*handOffRefused)):
+	case errors.As(err, new(*status.HandOffRefusedError)):
 		fmt.Fprintf(c.m.Stderr, "calsyncd: %s: %v\n", id, err)
 		return false
-	case errors.As(err, new(*handOffUnfinished)):
+	case errors.As(err, new(*status.HandOffUnfinishedError)):
 		fmt.Fprintf(c.m.Stderr, "calsyncd: %s: %v\n", id, err)
 		return true
 	case err != nil:
