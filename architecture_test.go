@@ -2,11 +2,11 @@ package calsyncd_test
 
 import (
 	"go/build"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 )
@@ -15,14 +15,18 @@ const module = "github.com/calsyncd/calsyncd"
 
 // rule is one row of docs/architecture.md's package table.
 type rule struct {
-	any      bool            // may import anything
-	may      map[string]bool // packages of ours it may import
-	never    []string        // import path prefixes it must not import
-	indirect bool            // never Google, not even through a package of ours
+	any   bool            // may import anything
+	may   map[string]bool // packages of ours it may import
+	never []string        // import path prefixes it must not reach
+	tests bool            // its tests must not reach them either
 }
 
 var google = []string{"google.golang.org/", "golang.org/x/oauth2", "cloud.google.com/"}
 var theStore = []string{module + "/internal/store", "github.com/mattn/go-sqlite3", "github.com/jackc/pgx"}
+
+// testsToo is the wording that holds a row's tests to its "must never
+// import" cell.
+const testsToo = "(its tests too)"
 
 // readRules parses the package table of docs/architecture.md.
 func readRules(t *testing.T) map[string]rule {
@@ -39,33 +43,25 @@ func readRules(t *testing.T) map[string]rule {
 			continue
 		}
 		name := code.FindStringSubmatch(cells[1])[1]
-		path := module + "/" + name
-		if name == "calsyncd" {
-			path = module
-		}
 		r := rule{may: map[string]bool{}}
 		if strings.TrimSpace(cells[3]) == "anything" {
 			r.any = true
 		}
 		for _, m := range code.FindAllStringSubmatch(cells[3], -1) {
-			p := module + "/" + m[1]
-			if m[1] == "calsyncd" {
-				p = module
-			}
-			r.may[p] = true
+			r.may[ourPath(m[1])] = true
 		}
 		never := cells[4]
 		if strings.Contains(never, "Google") {
 			r.never = append(r.never, google...)
-			r.indirect = strings.Contains(never, "Google (even indirectly)")
 		}
 		if strings.Contains(never, "the store") {
 			r.never = append(r.never, theStore...)
 		}
 		for _, m := range code.FindAllStringSubmatch(never, -1) {
-			r.never = append(r.never, module+"/"+m[1])
+			r.never = append(r.never, ourPath(m[1]))
 		}
-		rules[path] = r
+		r.tests = strings.Contains(never, testsToo)
+		rules[ourPath(name)] = r
 	}
 	if len(rules) < 15 {
 		t.Fatalf("docs/architecture.md: only %d package rows found", len(rules))
@@ -73,10 +69,25 @@ func readRules(t *testing.T) map[string]rule {
 	return rules
 }
 
-// packages lists the module's packages (non-test files) and their imports.
-func packages(t *testing.T) map[string][]string {
+// ourPath is the import path of a package the table names.
+func ourPath(name string) string {
+	if name == "calsyncd" {
+		return module
+	}
+	return module + "/" + name
+}
+
+// pkg is what one package of the module imports: its non-test files, and
+// its tests (in the package and in package x_test).
+type pkg struct {
+	imports     []string
+	testImports []string
+}
+
+// packages lists the module's packages and their imports.
+func packages(t *testing.T) map[string]pkg {
 	t.Helper()
-	out := map[string][]string{}
+	out := map[string]pkg{}
 	err := filepath.WalkDir(".", func(dir string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -91,7 +102,7 @@ func packages(t *testing.T) map[string][]string {
 			// A module of its own (bench/goparsers): not this module's.
 			return filepath.SkipDir
 		}
-		pkg, err := build.ImportDir(dir, 0)
+		bp, err := build.ImportDir(dir, 0)
 		if err != nil {
 			if _, none := err.(*build.NoGoError); none {
 				return nil
@@ -102,7 +113,7 @@ func packages(t *testing.T) map[string][]string {
 		if dir != "." {
 			path += "/" + filepath.ToSlash(dir)
 		}
-		out[path] = pkg.Imports
+		out[path] = pkg{imports: bp.Imports, testImports: append(slices.Clone(bp.TestImports), bp.XTestImports...)}
 		return nil
 	})
 	if err != nil {
@@ -117,56 +128,88 @@ func hasPrefix(p string, prefixes []string) bool {
 	})
 }
 
-// TestImportRules enforces docs/architecture.md: every package has a row,
-// imports only what its row allows, never what it forbids, and a package
-// that must not know Google does not reach it through a package of ours.
-func TestImportRules(t *testing.T) {
-	rules := readRules(t)
-	pkgs := packages(t)
-	names := make([]string, 0, len(pkgs))
-	for p := range pkgs {
-		names = append(names, p)
-	}
-	sort.Strings(names)
-	// deps is every package of ours p reaches, p included.
-	var deps func(p string, seen map[string]bool)
-	deps = func(p string, seen map[string]bool) {
-		if seen[p] {
+// reach is every package of ours reachable from the imports start through
+// the non-test imports of packages of ours, each with the path of ours
+// that leads to it (from start, itself last).
+func reach(pkgs map[string]pkg, start []string) map[string][]string {
+	via := map[string][]string{}
+	var walk func(p string, path []string)
+	walk = func(p string, path []string) {
+		if _, ours := pkgs[p]; !ours {
 			return
 		}
-		seen[p] = true
-		for _, imp := range pkgs[p] {
-			if _, ours := pkgs[imp]; ours {
-				deps(imp, seen)
+		if _, seen := via[p]; seen {
+			return
+		}
+		path = append(slices.Clone(path), p)
+		via[p] = path
+		for _, imp := range pkgs[p].imports {
+			walk(imp, path)
+		}
+	}
+	for _, p := range start {
+		walk(p, nil)
+	}
+	return via
+}
+
+// forbidden is what, of the imports start and what they reach, a rule
+// forbids: "imports x", or "reaches x through a → b" when the packages of
+// ours a → b lead to it.
+func forbidden(pkgs map[string]pkg, start []string, never []string) []string {
+	var bad []string
+	for _, imp := range start {
+		if hasPrefix(imp, never) {
+			bad = append(bad, "imports "+imp)
+		}
+	}
+	via := reach(pkgs, start)
+	for _, q := range slices.Sorted(maps.Keys(via)) {
+		if hasPrefix(q, never) {
+			continue // reported where it is reached
+		}
+		for _, imp := range pkgs[q].imports {
+			if hasPrefix(imp, never) {
+				path := strings.ReplaceAll(strings.Join(via[q], " → "), module+"/", "")
+				bad = append(bad, "reaches "+imp+" through "+path)
 			}
 		}
 	}
-	for _, p := range names {
+	return bad
+}
+
+// TestImportRules enforces docs/architecture.md: every package has a row,
+// imports only what its row allows, and reaches nothing its row forbids,
+// neither directly nor through a package of ours; a row that says so
+// holds its tests' imports to the same.
+func TestImportRules(t *testing.T) {
+	rules := readRules(t)
+	pkgs := packages(t)
+	for _, p := range slices.Sorted(maps.Keys(pkgs)) {
 		r, ok := rules[p]
 		if !ok {
 			t.Errorf("%s has no row in docs/architecture.md: say what it owns and may import", p)
 			continue
 		}
-		for _, imp := range pkgs[p] {
-			_, ours := pkgs[imp]
-			if ours && !r.any && !r.may[imp] {
+		for _, imp := range pkgs[p].imports {
+			if _, ours := pkgs[imp]; ours && !r.any && !r.may[imp] {
 				t.Errorf("%s imports %s, which its row in docs/architecture.md does not allow", p, imp)
 			}
-			if hasPrefix(imp, r.never) {
-				t.Errorf("%s imports %s, which it must never import (docs/architecture.md)", p, imp)
-			}
 		}
-		if !r.indirect {
+		for _, bad := range forbidden(pkgs, pkgs[p].imports, r.never) {
+			t.Errorf("%s %s, which its row in docs/architecture.md forbids", p, bad)
+		}
+		if !r.tests {
 			continue
 		}
-		seen := map[string]bool{}
-		deps(p, seen)
-		for q := range seen {
-			for _, imp := range pkgs[q] {
-				if hasPrefix(imp, google) {
-					t.Errorf("%s depends on Google through %s (%s), and must not even indirectly", p, q, imp)
-				}
+		var tests []string
+		for _, imp := range pkgs[p].testImports {
+			if imp != p {
+				tests = append(tests, imp)
 			}
+		}
+		for _, bad := range forbidden(pkgs, tests, r.never) {
+			t.Errorf("%s: a test %s, which its row in docs/architecture.md forbids %s", p, bad, testsToo)
 		}
 	}
 	for p := range rules {

@@ -37,6 +37,17 @@ const (
 // ClassInternal is a failure of calsyncd itself (the store, a bug).
 const ClassInternal ErrorClass = "internal"
 
+// Authenticated reports whether an answer of this class shows that Google
+// took the request's credentials: it only answers these to a request it
+// authenticated (a limit, a missing or changed event, a refused write).
+func (c ErrorClass) Authenticated() bool {
+	switch c {
+	case ClassRateLimited, ClassUsageLimited, ClassGone, ClassConflict, ClassPrecondition, ClassInvalid:
+		return true
+	}
+	return false
+}
+
 // IsFeed reports whether the class is about the feed rather than Google.
 func (c ErrorClass) IsFeed() bool { return len(c) > 5 && c[:5] == "feed_" }
 

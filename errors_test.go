@@ -47,3 +47,18 @@ func TestErrorClassIsFeed(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorClassAuthenticated: the answers that show Google took the
+// credentials are those it gives only to an authenticated request.
+func TestErrorClassAuthenticated(t *testing.T) {
+	for c, want := range map[calsyncd.ErrorClass]bool{
+		calsyncd.ClassRateLimited: true, calsyncd.ClassUsageLimited: true, calsyncd.ClassGone: true,
+		calsyncd.ClassConflict: true, calsyncd.ClassPrecondition: true, calsyncd.ClassInvalid: true,
+		calsyncd.ClassAuth: false, calsyncd.ClassTransient: false, calsyncd.ClassCanceled: false,
+		calsyncd.ClassNone: false, calsyncd.ClassInternal: false, calsyncd.ClassFeedRejected: false,
+	} {
+		if got := c.Authenticated(); got != want {
+			t.Errorf("%q.Authenticated() = %v, want %v", c, got, want)
+		}
+	}
+}

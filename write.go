@@ -43,12 +43,6 @@ type WriteResult struct {
 	// a request: their series went (taking them along) or no longer has
 	// their occurrence.
 	Forgotten int
-	// ExceptionsRepaired counts the exceptions of series written in this
-	// batch that Google changed with their series (dropped, or rewritten
-	// from it) and that were written back: writes beyond the batch's ops.
-	// (An exception Google still shows off its series' changed rule is
-	// deleted by its own Forget op, counted in Deleted.)
-	ExceptionsRepaired int
 	// Unparented are instance exceptions not written because Google
 	// refused their series in this batch (RefusedSeries); the caller may
 	// shape the series differently and plan again.

@@ -205,7 +205,7 @@ func (a *app) stateWritable() error {
 
 // writerOptions are an account's writer settings, as configured.
 func (a *app) writerOptions(account string) gcalwriter.Options {
-	o := a.config().Writer.Options()
+	o := gcalwriter.OptionsFor(a.config().Writer.Limits())
 	o.Logger, o.Memory, o.Owner = a.log.With("account", account), a.store, a.owner
 	if a.readOnly {
 		o.Memory = readOnlyMemory{a.store}

@@ -93,33 +93,8 @@ func (c *authCommand) status(ctx context.Context, args []string) error {
 		if i > 0 {
 			fmt.Fprintln(c.m.Stdout)
 		}
-		acct, _ := cfg.AccountByName(name)
-		if acct.CredentialsFile == "" && acct.Endpoint == "" && !used[name] {
-			fmt.Fprintf(c.m.Stdout, "%s: not configured (no subscription uses it)\n", name)
-			continue
-		}
-		st := googleauth.Inspect(ctx, cfg, name, googleauth.Options{Logger: slog.New(slog.NewTextHandler(c.m.Stderr, nil))})
-		identity := st.Identity.String()
-		if st.Kind == "" {
-			identity = "unknown (the credentials could not be read)"
-		}
-		fmt.Fprintf(c.m.Stdout, "%s: %s\n", name, identity)
-		if st.CredentialsFile != "" {
-			fmt.Fprintf(c.m.Stdout, "  credentials  %s\n", st.CredentialsFile)
-		}
-		if st.TokenFile != "" {
-			fmt.Fprintf(c.m.Stdout, "  token file   %s\n", st.TokenFile)
-		}
-		fmt.Fprintf(c.m.Stdout, "  token        %s\n", st.Token)
-		if st.Err != nil {
+		if !c.printAccount(ctx, cfg, name, used[name], problems) {
 			failed++
-			fmt.Fprintf(c.m.Stdout, "  problem      %v\n", st.Err)
-		}
-		for _, p := range problems {
-			if p.Account == name {
-				fmt.Fprintf(c.m.Stdout, "  warning      %s file %s is accessible to group or others (mode %04o): chmod 600 %s\n",
-					p.What, p.Path, p.Mode, p.Path)
-			}
 		}
 	}
 	if failed > 0 {
@@ -129,6 +104,41 @@ func (c *authCommand) status(ctx context.Context, args []string) error {
 		return &exitError{code: 1, err: fmt.Errorf("%s open to group or others (--strict-perms)", plural(loose, "configuration, key or token file is", "configuration, key or token files are"))}
 	}
 	return nil
+}
+
+// printAccount says who an account is, where its credentials and token
+// are and what is wrong with them; it reports whether the account can
+// authenticate (one no subscription uses and nothing configures can).
+func (c *authCommand) printAccount(ctx context.Context, cfg *config.Config, name string, used bool, problems []googleauth.Problem) bool {
+	out := c.m.Stdout
+	acct, _ := cfg.AccountByName(name)
+	if acct.CredentialsFile == "" && acct.Endpoint == "" && !used {
+		fmt.Fprintf(out, "%s: not configured (no subscription uses it)\n", name)
+		return true
+	}
+	st := googleauth.Inspect(ctx, cfg, name, googleauth.Options{Logger: slog.New(slog.NewTextHandler(c.m.Stderr, nil))})
+	identity := st.Identity.String()
+	if st.Kind == "" {
+		identity = "unknown (the credentials could not be read)"
+	}
+	fmt.Fprintf(out, "%s: %s\n", name, identity)
+	if st.CredentialsFile != "" {
+		fmt.Fprintf(out, "  credentials  %s\n", st.CredentialsFile)
+	}
+	if st.TokenFile != "" {
+		fmt.Fprintf(out, "  token file   %s\n", st.TokenFile)
+	}
+	fmt.Fprintf(out, "  token        %s\n", st.Token)
+	if st.Err != nil {
+		fmt.Fprintf(out, "  problem      %v\n", st.Err)
+	}
+	for _, p := range problems {
+		if p.Account == name {
+			fmt.Fprintf(out, "  warning      %s file %s is accessible to group or others (mode %04o): chmod 600 %s\n",
+				p.What, p.Path, p.Mode, p.Path)
+		}
+	}
+	return st.Err == nil
 }
 
 // loadConfig loads the configuration for the auth commands. They need

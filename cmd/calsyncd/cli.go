@@ -169,9 +169,6 @@ func (m *Main) printHelp(set *flag.FlagSet, name, usage string) {
 	fmt.Fprintf(w, "\n%s\n", exitCodes)
 }
 
-// isHelp reports whether err is a flag set's answer to -h or --help.
-func isHelp(err error) bool { return errors.Is(err, flag.ErrHelp) }
-
 // noConfig is the error of a configuration file that is not there: a
 // usage mistake (exit 2), with the two ways to name another.
 func noConfig(path string, err error) error {

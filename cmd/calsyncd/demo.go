@@ -38,14 +38,22 @@ func (c *demoCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
+	o := demoConfigOptions{path: *cfgPath, once: *once, runFor: *runFor, listen: *listen,
+		stateDir: *stateDir, logFormat: *logFormat, args: args}
 	if *cfgPath != "" || *runFor != 0 {
-		return c.runConfig(ctx, demoConfigOptions{path: *cfgPath, once: *once, runFor: *runFor, listen: *listen,
-			stateDir: *stateDir, logFormat: *logFormat, args: args})
+		return c.runConfig(ctx, o)
 	}
-	if len(args) > 0 {
-		return &exitError{code: 2, err: fmt.Errorf("unexpected arguments: %s", strings.Join(args, " "))}
+	return c.runSample(ctx, o)
+}
+
+// runSample tells the demo's story: the sample feeds synced to the
+// emulator, step by step, with a status page to watch; then, unless
+// --once, the daemon keeps running until Ctrl-C.
+func (c *demoCommand) runSample(ctx context.Context, o demoConfigOptions) error {
+	if len(o.args) > 0 {
+		return &exitError{code: 2, err: fmt.Errorf("unexpected arguments: %s", strings.Join(o.args, " "))}
 	}
-	dir := *stateDir
+	dir := o.stateDir
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "calsyncd-demo-")
 		if err != nil {
@@ -54,7 +62,7 @@ func (c *demoCommand) Run(ctx context.Context, args []string) error {
 		defer os.RemoveAll(tmp)
 		dir = tmp
 	}
-	log := newLogger(c.m.Stderr, config.Log{Format: *logFormat, Level: "info"})
+	log := newLogger(c.m.Stderr, config.Log{Format: o.logFormat, Level: "info"})
 
 	fake, feeds, base, stop, err := startDemoBackend()
 	if err != nil {
@@ -64,7 +72,7 @@ func (c *demoCommand) Run(ctx context.Context, args []string) error {
 	cfg := demoConfig(dir, base, fake)
 
 	// The story runs the first syncs itself.
-	a, d, page, closeDaemon, err := demoDaemon(ctx, cfg, log, *listen)
+	a, d, page, closeDaemon, err := demoDaemon(ctx, cfg, log, o.listen)
 	if err != nil {
 		return err
 	}
@@ -74,18 +82,11 @@ func (c *demoCommand) Run(ctx context.Context, args []string) error {
 	}
 	log.Info("demo: the Google Calendar emulator and four sample feeds are up; open the status page to watch",
 		"status_page", page, "emulator", cfg.Google.Endpoint)
-
-	story := &demo.Story{Log: log, Fake: fake, Feeds: feeds, Subscriptions: cfg.Subscriptions,
-		Sync: func(ctx context.Context, sub config.Subscription) (subscription.Report, error) {
-			return a.runner.Sync(ctx, sub, subscription.Options{})
-		},
-		ThrottledUntil: func() time.Time { return a.throttledUntil(config.DefaultAccount) },
-	}
-	storyErr := story.Run(ctx)
+	storyErr := sampleStory(a, cfg, fake, feeds, log).Run(ctx)
 	if storyErr == nil {
 		log.Info("demo: the story is told", "demo_step", "done", "status_page", page)
 	}
-	if !*once && storyErr == nil {
+	if !o.once && storyErr == nil {
 		fmt.Fprintf(c.m.Stdout, "\nThe daemon keeps running on the emulator. Status page: %s\nPress Ctrl-C to stop.\n", page)
 		<-ctx.Done()
 	}
@@ -98,6 +99,16 @@ func (c *demoCommand) Run(ctx context.Context, args []string) error {
 		return storyErr
 	}
 	return nil
+}
+
+// sampleStory is the demo's story, syncing through the app's runner.
+func sampleStory(a *app, cfg *config.Config, fake *gcalfake.Server, feeds *demo.Feeds, log *slog.Logger) *demo.Story {
+	return &demo.Story{Log: log, Fake: fake, Feeds: feeds, Subscriptions: cfg.Subscriptions,
+		Sync: func(ctx context.Context, sub config.Subscription) (subscription.Report, error) {
+			return a.runner.Sync(ctx, sub, subscription.Options{})
+		},
+		ThrottledUntil: func() time.Time { return a.throttledUntil(config.DefaultAccount) },
+	}
 }
 
 // startDemoBackend serves the emulator and the sample feeds on one

@@ -41,6 +41,52 @@ const demoSpacing = 20 * time.Millisecond
 // (every calendar id exists), and nothing of the configuration's
 // credentials, store, state directory or alerts is used.
 func (c *demoCommand) runConfig(ctx context.Context, o demoConfigOptions) error {
+	if err := o.check(); err != nil {
+		return err
+	}
+	cfg, err := loadConfigNeeding(o.path, c.m.Stderr, demoNeeds)
+	if err != nil {
+		return err
+	}
+	dir, removeDir, err := o.demoStateDir(cfg)
+	if err != nil {
+		return err
+	}
+	defer removeDir()
+	fake, emulator, stopEmulator, err := serveEmulator(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopEmulator()
+	ignored := onEmulator(cfg, dir, emulator)
+
+	log := newLogger(c.m.Stderr, config.Log{Format: o.logFormat, Level: cfg.Log.Level})
+	// The first pass below runs every subscription, and prints it.
+	a, d, page, stop, err := demoDaemon(ctx, cfg, log, o.listen)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	c.introduce(cfg, ignored, page, emulator)
+	if err := d.Start(ctx); err != nil {
+		return err
+	}
+	failed := c.firstPass(ctx, a, cfg, fake)
+	c.keepRunning(ctx, o, page)
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := d.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	fmt.Fprintln(c.m.Stdout, "demo stopped; its state is removed, the configuration's state_dir was not touched.")
+	if o.once && failed > 0 {
+		return &exitError{code: 1, err: fmt.Errorf("%d of %d subscriptions failed on the emulator", failed, len(cfg.Subscriptions))}
+	}
+	return nil
+}
+
+// check refuses flags that do not go together (a usage mistake, exit 2).
+func (o demoConfigOptions) check() error {
 	switch {
 	case o.path == "":
 		return &exitError{code: 2, err: errors.New("--for needs --config (the sample demo tells its story and stops by itself)")}
@@ -54,43 +100,43 @@ func (c *demoCommand) runConfig(ctx context.Context, o demoConfigOptions) error 
 	if err := status.CheckListen(o.listen, ""); err != nil {
 		return &exitError{code: 2, err: fmt.Errorf("--listen: %w", err)}
 	}
-	cfg, err := loadConfigNeeding(o.path, c.m.Stderr, demoNeeds)
-	if err != nil {
-		return err
-	}
-	dir := o.stateDir
-	if dir == "" {
+	return nil
+}
+
+// demoStateDir is the demo's state directory: --state-dir, never the
+// configuration's, or a temporary one that remove takes away.
+func (o demoConfigOptions) demoStateDir(cfg *config.Config) (dir string, remove func(), err error) {
+	if o.stateDir == "" {
 		tmp, err := os.MkdirTemp("", "calsyncd-demo-")
 		if err != nil {
-			return err
+			return "", nil, err
 		}
-		defer os.RemoveAll(tmp)
-		dir = tmp
-	} else if sameDir(dir, cfg.StateDir) {
-		return &exitError{code: 2, err: fmt.Errorf("--state-dir %s is the configuration's state_dir: the demo never touches it; leave --state-dir out (a temporary directory)", dir)}
+		return tmp, func() { os.RemoveAll(tmp) }, nil
 	}
+	if sameDir(o.stateDir, cfg.StateDir) {
+		return "", nil, &exitError{code: 2, err: fmt.Errorf("--state-dir %s is the configuration's state_dir: the demo never touches it; leave --state-dir out (a temporary directory)", o.stateDir)}
+	}
+	return o.stateDir, func() {}, nil
+}
 
-	fake := gcalfake.New(gcalfake.Options{AutoCreateCalendars: true})
+// serveEmulator serves the Calendar API emulator on a loopback port (every
+// calendar id exists) and returns its base URL.
+func serveEmulator(ctx context.Context) (fake *gcalfake.Server, url string, stop func(), err error) {
+	fake = gcalfake.New(gcalfake.Options{AutoCreateCalendars: true})
 	apiLn, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return err
+		return nil, "", nil, err
 	}
 	mux := http.NewServeMux()
 	mux.Handle(gcalfake.BasePath, fake)
 	backend := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go backend.Serve(apiLn)
-	defer backend.Shutdown(context.WithoutCancel(ctx))
-	emulator := "http://" + apiLn.Addr().String() + gcalfake.BasePath
-	ignored := onEmulator(cfg, dir, emulator)
+	return fake, "http://" + apiLn.Addr().String() + gcalfake.BasePath, func() { backend.Shutdown(context.WithoutCancel(ctx)) }, nil
+}
 
-	log := newLogger(c.m.Stderr, config.Log{Format: o.logFormat, Level: cfg.Log.Level})
-	// The first pass below runs every subscription, and prints it.
-	a, d, page, stop, err := demoDaemon(ctx, cfg, log, o.listen)
-	if err != nil {
-		return err
-	}
-	defer stop()
-
+// introduce says what the demo runs, what it ignores of the configuration
+// and where to look.
+func (c *demoCommand) introduce(cfg *config.Config, ignored []string, page, emulator string) {
 	out := c.m.Stdout
 	fmt.Fprintf(out, "calsyncd demo: the %d subscriptions of %s on the built-in Google Calendar emulator; nothing is sent to Google.\n",
 		len(cfg.Subscriptions), cfg.Path)
@@ -101,15 +147,16 @@ func (c *demoCommand) runConfig(ctx context.Context, o demoConfigOptions) error 
 	}
 	fmt.Fprintf(out, "\nstatus page: %s\n", page)
 	fmt.Fprintf(out, "emulator:    %s (the Calendar API; GET calendars/ID/events shows what Google would hold)\n\n", emulator)
+}
 
-	if err := d.Start(ctx); err != nil {
-		return err
-	}
-	failed := c.firstPass(ctx, a, cfg, fake)
-
+// keepRunning lets the daemon go on after the first pass: not at all with
+// --once, for --for, else until the context ends (Ctrl-C).
+func (c *demoCommand) keepRunning(ctx context.Context, o demoConfigOptions, page string) {
+	out := c.m.Stdout
 	var wait <-chan time.Time
 	switch {
 	case o.once:
+		return
 	case o.runFor > 0:
 		fmt.Fprintf(out, "\nThe daemon keeps running on the emulator, on the configured schedule, for %s. Status page: %s\n", o.runFor, page)
 		t := time.NewTimer(o.runFor)
@@ -118,22 +165,10 @@ func (c *demoCommand) runConfig(ctx context.Context, o demoConfigOptions) error 
 	default:
 		fmt.Fprintf(out, "\nThe daemon keeps running on the emulator, on the configured schedule. Status page: %s\nPress Ctrl-C to stop.\n", page)
 	}
-	if !o.once {
-		select {
-		case <-ctx.Done():
-		case <-wait:
-		}
+	select {
+	case <-ctx.Done():
+	case <-wait:
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := d.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	fmt.Fprintln(out, "demo stopped; its state is removed, the configuration's state_dir was not touched.")
-	if o.once && failed > 0 {
-		return &exitError{code: 1, err: fmt.Errorf("%d of %d subscriptions failed on the emulator", failed, len(cfg.Subscriptions))}
-	}
-	return nil
 }
 
 // firstPass syncs every subscription once and prints what each did and

@@ -13,11 +13,12 @@ import (
 
 	"github.com/calsyncd/calsyncd/internal/gcalfake"
 	"github.com/calsyncd/calsyncd/internal/store"
+	"github.com/calsyncd/calsyncd/internal/subscription/preview"
 )
 
 type previewDoc struct {
-	DryRun        bool          `json:"dry_run"`
-	Subscriptions []previewJSON `json:"subscriptions"`
+	DryRun        bool                  `json:"dry_run"`
+	Subscriptions []preview.PreviewJSON `json:"subscriptions"`
 }
 
 func writesOf(fake *gcalfake.Server) int {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/calsyncd/calsyncd/internal/gcalfake"
 	"github.com/calsyncd/calsyncd/internal/store"
+	"github.com/calsyncd/calsyncd/internal/subscription/preview"
 )
 
 // TestSyncDryRunSaysWhy: the dry-run names the filter rule behind each
@@ -104,11 +105,11 @@ func TestSyncDryRunSaysWhy(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	byID := map[string]previewJSON{}
+	byID := map[string]preview.PreviewJSON{}
 	for _, s := range doc.Subscriptions {
 		byID[s.ID] = s
 	}
-	find := func(list []changeJSON, summary string) changeJSON {
+	find := func(list []preview.ChangeJSON, summary string) preview.ChangeJSON {
 		t.Helper()
 		for _, c := range list {
 			if c.Summary == summary {
@@ -116,7 +117,7 @@ func TestSyncDryRunSaysWhy(t *testing.T) {
 			}
 		}
 		t.Fatalf("no %q in %+v", summary, list)
-		return changeJSON{}
+		return preview.ChangeJSON{}
 	}
 	line := func(prefix string) string {
 		t.Helper()
@@ -143,7 +144,7 @@ func TestSyncDryRunSaysWhy(t *testing.T) {
 			json: func() bool {
 				f := find(byID["team"].ExcludedEvents, "On-call handover").Filter
 				return f != nil && f.Match == "exclude" && f.Why == `filters[1] exclude.summary matched "^On-call"` &&
-					len(f.Rules) == 1 && f.Rules[0] == filterRuleJSON{Key: "filters[1]", Kind: "exclude", Field: "summary", Pattern: "^On-call"}
+					len(f.Rules) == 1 && f.Rules[0] == preview.FilterRuleJSON{Key: "filters[1]", Kind: "exclude", Field: "summary", Pattern: "^On-call"}
 			},
 		},
 		{
@@ -161,7 +162,7 @@ func TestSyncDryRunSaysWhy(t *testing.T) {
 			want:   `excluded 2026-12-25 (all day) Noël (FR) no include matched (filters[0] include.categories "^DE$")`,
 			json: func() bool {
 				f := find(byID["holidays"].ExcludedEvents, "Noël (FR)").Filter
-				return f != nil && f.Match == "no_include" && len(f.Rules) == 1 && f.Rules[0] == filterRuleJSON{Key: "filters[0]", Kind: "include", Field: "categories", Pattern: "^DE$"}
+				return f != nil && f.Match == "no_include" && len(f.Rules) == 1 && f.Rules[0] == preview.FilterRuleJSON{Key: "filters[0]", Kind: "include", Field: "categories", Pattern: "^DE$"}
 			},
 		},
 		{
@@ -180,7 +181,7 @@ func TestSyncDryRunSaysWhy(t *testing.T) {
 			json: func() bool {
 				c := find(byID["team"].Update, "Team sync")
 				l := c.Look
-				return l != nil && l.Color == "banana" && l.Reminders != nil && len(*l.Reminders) == 2 && (*l.Reminders)[1] == reminderJSON{Method: "email", Minutes: 1440} &&
+				return l != nil && l.Color == "banana" && l.Reminders != nil && len(*l.Reminders) == 2 && (*l.Reminders)[1] == preview.ReminderJSON{Method: "email", Minutes: 1440} &&
 					c.Series == "weekly on Mon, 26 times" && strings.Join(c.Recurrence, "|") == "RRULE:FREQ=WEEKLY;BYDAY=MO;COUNT=26"
 			},
 		},

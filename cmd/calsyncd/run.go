@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -28,30 +29,8 @@ func (c *runCommand) Synopsis() string {
 }
 
 func (c *runCommand) Run(ctx context.Context, args []string) error {
-	fs := c.m.newFlagSet("run", "run --config FILE [--strict-perms]")
-	cfgPath := configFlag(fs)
-	strictPerms := fs.Bool("strict-perms", false, "refuse to start when a key or token file is accessible to group or others, or the config file is writable by them")
-	args, err := parseArgs(fs, args)
+	cfgPath, cfg, log, err := c.startup(args)
 	if err != nil {
-		return &exitError{code: 2, err: err}
-	}
-	if len(args) > 0 {
-		return &exitError{code: 2, err: fmt.Errorf("unexpected arguments: %s", strings.Join(args, " "))}
-	}
-	cfg, err := loadConfig(*cfgPath)
-	if err != nil {
-		return err
-	}
-	log := newLogger(c.m.Stderr, cfg.Log)
-	if err := checkSecretFiles(log, cfg, *strictPerms); err != nil {
-		return err
-	}
-	if none := cfg.NoCredentials(); len(none) > 0 {
-		// Every write would fail, and quietly: refuse to start instead.
-		return fmt.Errorf("%s: no credentials for %s %s and no google.endpoint: %s", cfg.Path, plural(len(none), "account", "accounts"),
-			strings.Join(none, ", "), config.CredentialsStep)
-	}
-	if err := status.CheckListen(cfg.Listen, cfg.Status.Token); err != nil {
 		return err
 	}
 	a, err := openApp(ctx, cfg, log, false)
@@ -63,6 +42,63 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 			a.Close()
 		}
 	}()
+	metrics := watchMetrics(a)
+	d := subscription.NewDaemon(cfg, a.runner, a.store, log, uint64(time.Now().UnixNano()))
+	// Leases let several replicas share one database: each account is paced
+	// by the one replica holding its lease. Alone, a daemon holds them all.
+	owner := subscription.NewOwner()
+	d.UseLeases(subscription.NewLeaseKeeper(a.store, owner, cfg.Store.LeaseTTL.D(), log))
+	addr, stop, err := c.serveStatus(cfg, a, d, metrics)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	if err := d.Start(ctx); err != nil {
+		return err
+	}
+	log.Info("calsyncd running", "version", version, "config", cfg.Path, "subscriptions", len(cfg.Subscriptions), "owner", a.owner.Name, "replica", owner,
+		"status", "http://"+addr+"/")
+	_ = sdNotify("READY=1\nSTATUS=syncing " + fmt.Sprint(len(cfg.Subscriptions)) + " subscriptions")
+	return c.serve(ctx, d, a, cfgPath)
+}
+
+// startup reads the flags and the configuration and refuses to start a
+// daemon that could not work: secret files others can read (with
+// --strict-perms), accounts without credentials, a status endpoint open
+// to others without a token.
+func (c *runCommand) startup(args []string) (string, *config.Config, *slog.Logger, error) {
+	fs := c.m.newFlagSet("run", "run --config FILE [--strict-perms]")
+	cfgPath := configFlag(fs)
+	strictPerms := fs.Bool("strict-perms", false, "refuse to start when a key or token file is accessible to group or others, or the config file is writable by them")
+	args, err := parseArgs(fs, args)
+	if err != nil {
+		return "", nil, nil, &exitError{code: 2, err: err}
+	}
+	if len(args) > 0 {
+		return "", nil, nil, &exitError{code: 2, err: fmt.Errorf("unexpected arguments: %s", strings.Join(args, " "))}
+	}
+	cfg, err := loadConfig(*cfgPath)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	log := newLogger(c.m.Stderr, cfg.Log)
+	if err := checkSecretFiles(log, cfg, *strictPerms); err != nil {
+		return "", nil, nil, err
+	}
+	if none := cfg.NoCredentials(); len(none) > 0 {
+		// Every write would fail, and quietly: refuse to start instead.
+		return "", nil, nil, fmt.Errorf("%s: no credentials for %s %s and no google.endpoint: %s", cfg.Path, plural(len(none), "account", "accounts"),
+			strings.Join(none, ", "), config.CredentialsStep)
+	}
+	if err := status.CheckListen(cfg.Listen, cfg.Status.Token); err != nil {
+		return "", nil, nil, err
+	}
+	return *cfgPath, cfg, log, nil
+}
+
+// watchMetrics are the daemon's metrics, observing its runs, its
+// subscriptions and its alerts.
+func watchMetrics(a *app) *status.Metrics {
 	metrics := status.NewMetrics()
 	bi := readBuildInfo()
 	metrics.SetBuildInfo(bi.Version, bi.Revision, bi.GoVersion)
@@ -70,24 +106,24 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	a.metrics = metrics
 	metrics.WatchSubscriptions(a.store, func() []string { return subscriptionIDs(a.config()) })
 	metrics.CountAlerts(alertEvents())
+	return metrics
+}
 
-	d := subscription.NewDaemon(cfg, a.runner, a.store, log, uint64(time.Now().UnixNano()))
-	// Leases let several replicas share one database: each account is paced
-	// by the one replica holding its lease. Alone, a daemon holds them all.
-	owner := subscription.NewOwner()
-	d.UseLeases(subscription.NewLeaseKeeper(a.store, owner, cfg.Store.LeaseTTL.D(), log))
+// serveStatus starts the status endpoint on the configured address; stop
+// shuts it down (at once when the runs were abandoned).
+func (c *runCommand) serveStatus(cfg *config.Config, a *app, d *subscription.Daemon, metrics *status.Metrics) (addr string, stop func(), err error) {
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
-		return fmt.Errorf("status endpoint: %w", err)
+		return "", nil, fmt.Errorf("status endpoint: %w", err)
 	}
 	srv := status.NewServer(status.ServerOptions{Source: a.store, Config: a.config, Daemon: d, Pacers: a.pacers,
-		Metrics: metrics, Token: cfg.Status.Token, Log: log, StateWritable: a.stateWritable})
+		Metrics: metrics, Token: cfg.Status.Token, Log: a.log, StateWritable: a.stateWritable})
 	go func() {
 		if err := srv.Serve(ln); err != nil {
-			log.Error("status endpoint stopped", "error", err)
+			a.log.Error("status endpoint stopped", "error", err)
 		}
 	}()
-	defer func() {
+	return ln.Addr().String(), func() {
 		wait := 5 * time.Second
 		if c.abandoned {
 			wait = abortGrace
@@ -95,14 +131,13 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		sctx, cancel := context.WithTimeout(context.Background(), wait)
 		defer cancel()
 		_ = srv.Shutdown(sctx)
-	}()
-	if err := d.Start(ctx); err != nil {
-		return err
-	}
-	log.Info("calsyncd running", "version", version, "config", cfg.Path, "subscriptions", len(cfg.Subscriptions), "owner", a.owner.Name, "replica", owner,
-		"status", "http://"+ln.Addr().String()+"/")
-	_ = sdNotify("READY=1\nSTATUS=syncing " + fmt.Sprint(len(cfg.Subscriptions)) + " subscriptions")
+	}, nil
+}
 
+// serve runs until the context ends: SIGHUP reloads the configuration,
+// systemd's watchdog is fed while the daemon and its store are alive, and
+// the end is a shutdown.
+func (c *runCommand) serve(ctx context.Context, d *subscription.Daemon, a *app, cfgPath string) error {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -116,7 +151,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		select {
 		case <-hup:
 			_ = sdNotify("RELOADING=1")
-			c.reload(ctx, d, a, *cfgPath)
+			c.reload(ctx, d, a, cfgPath)
 			_ = sdNotify("READY=1")
 		case <-watchdog:
 			if d.Running() && a.store.Ping(ctx) == nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"text/tabwriter"
 
 	calsyncd "github.com/calsyncd/calsyncd"
@@ -18,19 +19,27 @@ type syncCommand struct{ m *Main }
 
 func (c *syncCommand) Synopsis() string { return "sync subscriptions once, then exit" }
 
+// syncFlags are the flags of `calsyncd sync`.
+type syncFlags struct {
+	cfgPath                                         *string
+	asJSON, allowDeletes, reconcile, strict, dryRun *bool
+}
+
 func (c *syncCommand) Run(ctx context.Context, args []string) error {
 	fs := c.m.newFlagSet("sync", "sync --config FILE [--json] [--dry-run] [--allow-deletes] [--reconcile] [--strict-perms] [ID ...]")
-	cfgPath := configFlag(fs)
-	asJSON := fs.Bool("json", false, "print the result as JSON")
-	allowDeletes := fs.Bool("allow-deletes", false, "release deletes held by the mass-delete guard")
-	reconcile := fs.Bool("reconcile", false, "compare Google with the database and repair drift (deleted or duplicated events)")
-	strictPerms := fs.Bool("strict-perms", false, "refuse to run when a key or token file is accessible to group or others, or the config file is writable by them")
-	dryRun := fs.Bool("dry-run", false, "print what the sync would do (create, update, delete, held, excluded) and write nothing, to Google or the database")
+	f := syncFlags{
+		cfgPath:      configFlag(fs),
+		asJSON:       fs.Bool("json", false, "print the result as JSON"),
+		allowDeletes: fs.Bool("allow-deletes", false, "release deletes held by the mass-delete guard"),
+		reconcile:    fs.Bool("reconcile", false, "compare Google with the database and repair drift (deleted or duplicated events)"),
+		strict:       fs.Bool("strict-perms", false, "refuse to run when a key or token file is accessible to group or others, or the config file is writable by them"),
+		dryRun:       fs.Bool("dry-run", false, "print what the sync would do (create, update, delete, held, excluded) and write nothing, to Google or the database"),
+	}
 	args, err := parseArgs(fs, args)
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
-	cfg, err := loadConfig(*cfgPath)
+	cfg, err := loadConfig(*f.cfgPath)
 	if err != nil {
 		return err
 	}
@@ -39,39 +48,57 @@ func (c *syncCommand) Run(ctx context.Context, args []string) error {
 		return &exitError{code: 2, err: err}
 	}
 	log := newLogger(c.m.Stderr, cfg.Log)
-	if err := checkSecretFiles(log, cfg, *strictPerms); err != nil {
+	if err := checkSecretFiles(log, cfg, *f.strict); err != nil {
 		return err
 	}
-	if *dryRun {
-		return c.dryRun(ctx, cfg, subs, log, subscription.Options{AllowDeletes: *allowDeletes, Reconcile: *reconcile}, *asJSON)
+	opts := subscription.Options{AllowDeletes: *f.allowDeletes, Reconcile: *f.reconcile}
+	if *f.dryRun {
+		return c.dryRun(ctx, cfg, subs, log, opts, *f.asJSON)
 	}
-	a, err := openApp(ctx, cfg, log, false)
+	results, err := c.syncOnce(ctx, cfg, subs, log, opts)
 	if err != nil {
 		return err
 	}
-	defer a.Close()
+	return c.report(subs, results, *f.asJSON)
+}
 
+// syncOnce runs each subscription once, under its account's lease, and
+// hands those whose account a running daemon holds to that daemon.
+func (c *syncCommand) syncOnce(ctx context.Context, cfg *config.Config, subs []config.Subscription, log *slog.Logger,
+	opts subscription.Options) ([]subscription.Result, error) {
+	a, err := openApp(ctx, cfg, log, false)
+	if err != nil {
+		return nil, err
+	}
+	defer a.Close()
 	// The runs take the accounts' leases like a replica would, so a
 	// one-shot sync never paces an account alongside a running daemon.
 	once := subscription.Once{Runner: a.runner, Leases: subscription.NewLeaseKeeper(a.store, subscription.NewOwner(), cfg.Store.LeaseTTL.D(), log)}
-	opts := subscription.Options{AllowDeletes: *allowDeletes, Reconcile: *reconcile}
 	results, err := once.All(ctx, subs, opts)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	c.handOff(ctx, cfg, a.store, results, opts)
+	status.HandOffHeld(ctx, cfg, a.store, results, opts, func(id string, runID int64) {
+		fmt.Fprintf(c.m.Stderr, "calsyncd: %s: a running daemon holds its account; handed the sync to it as run %d\n", id, runID)
+	})
 	// The run history is pruned here too, for installations that run
 	// `calsyncd sync` from a timer instead of the daemon.
 	retain := cfg.Sync.Retention
 	if _, err := a.store.PruneRuns(ctx, retain.MaxAge.D(), retain.MaxRuns); err != nil {
 		log.Warn("cannot prune the run history", "error", err)
 	}
+	return results, nil
+}
+
+// report prints the runs, as a table or JSON, and fails (exit 1) when one
+// did not succeed.
+func (c *syncCommand) report(subs []config.Subscription, results []subscription.Result, asJSON bool) error {
 	reports := make([]subscription.Report, len(results))
 	for i, res := range results {
 		reports[i] = res.Report
 	}
-
-	if *asJSON {
+	var err error
+	if asJSON {
 		err = writeSyncJSON(c.m.Stdout, reports)
 	} else {
 		err = writeSyncTable(c.m.Stdout, reports)
@@ -98,10 +125,10 @@ func (c *syncCommand) succeeded(id string, res subscription.Result) bool {
 	case errors.Is(err, subscription.ErrBusy):
 		fmt.Fprintf(c.m.Stderr, "calsyncd: %s: already being synced by another process; skipped\n", id)
 		return true
-	case errors.As(err, new(*handOffRefused)):
+	case errors.As(err, new(*status.HandOffRefusedError)):
 		fmt.Fprintf(c.m.Stderr, "calsyncd: %s: %v\n", id, err)
 		return false
-	case errors.As(err, new(*handOffUnfinished)):
+	case errors.As(err, new(*status.HandOffUnfinishedError)):
 		fmt.Fprintf(c.m.Stderr, "calsyncd: %s: %v\n", id, err)
 		return true
 	case err != nil:

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/calsyncd/calsyncd/internal/gcalwriter"
+	calsyncd "github.com/calsyncd/calsyncd"
 )
 
 // DefaultAccount is the name of the account described by the top-level
@@ -105,27 +105,27 @@ type Writer struct {
 	RetryCap  Duration `yaml:"retry_cap"`
 }
 
-// writerOf is the writer block for the writer's options.
-func writerOf(o gcalwriter.Options) Writer {
+// writerOf is the writer block for the writer's limits.
+func writerOf(l calsyncd.WriterLimits) Writer {
 	return Writer{
-		Concurrency: o.Concurrency, Spacing: Duration(o.Spacing), MaxSpacing: Duration(o.MaxSpacing),
-		MaxAttempts: o.MaxAttempts, MaxRetryWait: Duration(o.MaxRetryWait),
-		BackfillShare: o.BackfillShare, BackfillThreshold: o.BackfillThreshold, RequestTimeout: Duration(o.RequestTimeout),
-		ThrottleWindow: Duration(o.RateWindow), ThrottleWindowMax: Duration(o.RateWindowCap),
-		RetryBase: Duration(o.RetryBase), RetryCap: Duration(o.RetryCap),
+		Concurrency: l.Concurrency, Spacing: Duration(l.Spacing), MaxSpacing: Duration(l.MaxSpacing),
+		MaxAttempts: l.MaxAttempts, MaxRetryWait: Duration(l.MaxRetryWait),
+		BackfillShare: l.BackfillShare, BackfillThreshold: l.BackfillThreshold, RequestTimeout: Duration(l.RequestTimeout),
+		ThrottleWindow: Duration(l.RateWindow), ThrottleWindowMax: Duration(l.RateWindowCap),
+		RetryBase: Duration(l.RetryBase), RetryCap: Duration(l.RetryCap),
 	}
 }
 
-// Options are the writer's options as configured; the caller adds the
-// account, its logger, memory and observer.
-func (w Writer) Options() gcalwriter.Options {
-	o := gcalwriter.DefaultOptions()
-	o.Concurrency, o.Spacing, o.MaxSpacing = w.Concurrency, w.Spacing.D(), w.MaxSpacing.D()
-	o.MaxAttempts, o.MaxRetryWait = w.MaxAttempts, w.MaxRetryWait.D()
-	o.BackfillShare, o.BackfillThreshold, o.RequestTimeout = w.BackfillShare, w.BackfillThreshold, w.RequestTimeout.D()
-	o.RateWindow, o.RateWindowCap = w.ThrottleWindow.D(), w.ThrottleWindowMax.D()
-	o.RetryBase, o.RetryCap = w.RetryBase.D(), w.RetryCap.D()
-	return o
+// Limits are the writer's limits as configured (what the block has no
+// key for keeps its default).
+func (w Writer) Limits() calsyncd.WriterLimits {
+	l := calsyncd.DefaultWriterLimits()
+	l.Concurrency, l.Spacing, l.MaxSpacing = w.Concurrency, w.Spacing.D(), w.MaxSpacing.D()
+	l.MaxAttempts, l.MaxRetryWait = w.MaxAttempts, w.MaxRetryWait.D()
+	l.BackfillShare, l.BackfillThreshold, l.RequestTimeout = w.BackfillShare, w.BackfillThreshold, w.RequestTimeout.D()
+	l.RateWindow, l.RateWindowCap = w.ThrottleWindow.D(), w.ThrottleWindowMax.D()
+	l.RetryBase, l.RetryCap = w.RetryBase.D(), w.RetryCap.D()
+	return l
 }
 
 // Feed configures fetching and parsing of feeds.
@@ -229,7 +229,7 @@ func Default() *Config {
 		Schedule: "@hourly",
 		Log:      Log{Format: "text", Level: "info"},
 		Store:    Store{Driver: "sqlite", LeaseTTL: Duration(60 * time.Second)},
-		Writer:   writerOf(gcalwriter.DefaultOptions()),
+		Writer:   writerOf(calsyncd.DefaultWriterLimits()),
 		Feed: Feed{
 			MaxSize:        20 << 20,
 			Timeout:        Duration(60 * time.Second),

@@ -4,13 +4,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/config"
-	"github.com/calsyncd/calsyncd/internal/gcalwriter"
 )
 
 func parse(t *testing.T, yaml string, env map[string]string) (*config.Config, error) {
@@ -251,18 +250,18 @@ func TestRedactURL(t *testing.T) {
 	}
 }
 
-// TestWriterDefaultsAreTheWriters: the writer block's defaults are
-// gcalwriter's own, and the block turns back into exactly those options;
-// retry_base and retry_cap reach the writer.
+// TestWriterDefaultsAreTheWriters: the writer block's defaults are the
+// writer's own (calsyncd.DefaultWriterLimits), and the block turns back
+// into exactly those limits; retry_base and retry_cap reach the writer.
 func TestWriterDefaultsAreTheWriters(t *testing.T) {
-	if got, want := config.Default().Writer.Options(), gcalwriter.DefaultOptions(); !reflect.DeepEqual(got, want) {
-		t.Errorf("config's writer defaults give %+v, want gcalwriter.DefaultOptions %+v", got, want)
+	if got, want := config.Default().Writer.Limits(), calsyncd.DefaultWriterLimits(); got != want {
+		t.Errorf("config's writer defaults give %+v, want calsyncd.DefaultWriterLimits %+v", got, want)
 	}
 	cfg, err := parse(t, "writer:\n  retry_base: 500ms\n  retry_cap: 8s\n  spacing: 100ms\n", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := cfg.Writer.Options()
+	o := cfg.Writer.Limits()
 	if o.RetryBase != 500*time.Millisecond || o.RetryCap != 8*time.Second || o.Spacing != 100*time.Millisecond || o.MaxAttempts != 5 {
 		t.Errorf("options from the file: %+v", o)
 	}

@@ -420,10 +420,3 @@ func withoutOps(ops []Op, drop map[int]bool) []Op {
 	}
 	return kept
 }
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}

@@ -62,11 +62,6 @@ type Repair struct {
 	Edited []calsyncd.Mapping
 }
 
-// Empty reports whether there is nothing to repair.
-func (r Repair) Empty() bool {
-	return len(r.Adopt) == 0 && len(r.Refresh) == 0 && len(r.Duplicates) == 0 && len(r.Edited) == 0
-}
-
 // Reconcile compares the events we own in Google with our mappings. It is
 // pure: the caller lists the owned events and applies the repair.
 //

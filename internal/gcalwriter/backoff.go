@@ -27,14 +27,12 @@ func Backoff(base, limit time.Duration, attempt int, jitter float64, floor time.
 }
 
 // Throttle windows (DESIGN.md §2): while one is open, every write for the
-// account is deferred without asking Google.
+// account is deferred without asking Google. A rate limit's window is
+// bounded by the writer's RateWindow and RateWindowCap
+// (writer.throttle_window, .throttle_window_max); a usage limit's by these.
 const (
-	// DefaultRateWindow and DefaultRateWindowCap bound the account's
-	// window after a rate limit (writer.throttle_window, .throttle_window_max).
-	DefaultRateWindow    = 30 * time.Second
-	DefaultRateWindowCap = 15 * time.Minute
-	usageWindowBase      = time.Hour
-	usageWindowCap       = 4 * time.Hour
+	usageWindowBase = time.Hour
+	usageWindowCap  = 4 * time.Hour
 )
 
 // ThrottleUntil is when an account's throttle window closes after Google
@@ -44,7 +42,8 @@ const (
 // so Google is probed at most hourly; the project's daily quota waits for
 // Google's daily reset. A Retry-After is always honoured.
 func ThrottleUntil(c Classification, level int, jitter float64, now time.Time) time.Time {
-	return throttleUntil(c, level, jitter, now, DefaultRateWindow, DefaultRateWindowCap)
+	d := calsyncd.DefaultWriterLimits()
+	return throttleUntil(c, level, jitter, now, d.RateWindow, d.RateWindowCap)
 }
 
 // throttleUntil is ThrottleUntil with the rate-limit window configured.

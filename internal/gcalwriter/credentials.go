@@ -121,16 +121,6 @@ func (w *Writer) checkedRecently(calendarID string) bool {
 	return asked && verdict == nil && c.refused == nil
 }
 
-// answeredClass: Google only answers these to a request it authenticated.
-func answeredClass(c calsyncd.ErrorClass) bool {
-	switch c {
-	case calsyncd.ClassRateLimited, calsyncd.ClassUsageLimited, calsyncd.ClassGone, calsyncd.ClassConflict,
-		calsyncd.ClassPrecondition, calsyncd.ClassInvalid:
-		return true
-	}
-	return false
-}
-
 // forSubscription is a shared verdict as the error of the subscription
 // that asked (the error names its subscription).
 func forSubscription(err error, subscriptionID string) error {

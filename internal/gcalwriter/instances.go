@@ -187,11 +187,11 @@ func (w *Writer) writeFound(br *batchRun, bud *budget, op diff.Op, want *calenda
 }
 
 func (w *Writer) countInstance(br *batchRun, op diff.Op) {
-	repair := br.repairing(op.Key)
+	if br.repairing(op.Key) {
+		return // a repair is no op of the plan: it counts as none
+	}
 	br.update(func(r *calsyncd.WriteResult) {
-		if repair {
-			r.ExceptionsRepaired++
-		} else if op.Kind == diff.Create {
+		if op.Kind == diff.Create {
 			r.Created++
 		} else {
 			r.Updated++

@@ -393,7 +393,7 @@ func TestSeriesUpdateRepairsItsExceptions(t *testing.T) {
 								deleted != (off == gcalfake.OffRuleKept && update != gcalfake.ExceptionsDropped) {
 								t.Errorf("%s: requests %v: the exceptions off the rule are deleted where, and only where, Google still shows them", st.name, got)
 							}
-							t.Logf("%s: %v (%d repaired)", st.name, got, res.ExceptionsRepaired)
+							t.Logf("%s: %v", st.name, got)
 						}
 					})
 				})

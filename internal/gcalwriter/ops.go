@@ -35,7 +35,7 @@ func (w *Writer) checkCalendarWith(br *batchRun, bud *budget, answered *bool) er
 		return nil
 	}
 	c := w.classOf(err)
-	*answered = answeredClass(c.Class) || (c.Class == calsyncd.ClassAuth && c.Code != 401 && c.Code != 0)
+	*answered = c.Class.Authenticated() || (c.Class == calsyncd.ClassAuth && c.Code != 401 && c.Code != 0)
 	switch c.Class {
 	case classStopped:
 		*answered = bud.attempts > 0 && answeredRateLimit(br)

@@ -9,8 +9,8 @@ import (
 )
 
 // Options configure a Writer. A zero field takes its value from
-// DefaultOptions, the one place the writer's defaults are written (config's
-// defaults come from it too).
+// DefaultOptions, which reads the writer's defaults from
+// calsyncd.DefaultWriterLimits (config's defaults come from there too).
 type Options struct {
 	Logger *slog.Logger
 	// Account names the Google account, for logs and AccountMemory.
@@ -78,24 +78,27 @@ func (noObserver) Response(string, string)                 {}
 func (noObserver) Retry(string)                            {}
 func (noObserver) Pacing(string, time.Duration, time.Time) {}
 
-// DefaultOptions are the writer's defaults (DESIGN.md §2): config's
-// writer block defaults to them, and every zero Options field takes its
-// value from them.
-func DefaultOptions() Options {
+// DefaultOptions are the writer's defaults (calsyncd.DefaultWriterLimits):
+// every zero Options field takes its value from them.
+func DefaultOptions() Options { return OptionsFor(calsyncd.DefaultWriterLimits()) }
+
+// OptionsFor are the options that pace, bound and retry as l says; the
+// caller adds the account, its logger, memory and observer.
+func OptionsFor(l calsyncd.WriterLimits) Options {
 	return Options{
-		Concurrency:       2,
-		Spacing:           250 * time.Millisecond,
-		MaxSpacing:        5 * time.Second,
-		MaxAttempts:       5,
-		MaxRetryWait:      15 * time.Second,
-		RateWindow:        DefaultRateWindow,
-		RateWindowCap:     DefaultRateWindowCap,
-		RetryBase:         time.Second,
-		RetryCap:          32 * time.Second,
-		BackfillShare:     0.75,
-		BackfillThreshold: 50,
-		RequestTimeout:    30 * time.Second,
-		MaxGenerations:    5,
+		Concurrency:       l.Concurrency,
+		Spacing:           l.Spacing,
+		MaxSpacing:        l.MaxSpacing,
+		MaxAttempts:       l.MaxAttempts,
+		MaxRetryWait:      l.MaxRetryWait,
+		RateWindow:        l.RateWindow,
+		RateWindowCap:     l.RateWindowCap,
+		RetryBase:         l.RetryBase,
+		RetryCap:          l.RetryCap,
+		BackfillShare:     l.BackfillShare,
+		BackfillThreshold: l.BackfillThreshold,
+		RequestTimeout:    l.RequestTimeout,
+		MaxGenerations:    l.MaxGenerations,
 	}
 }
 

@@ -116,8 +116,8 @@ func (w *Writer) verifySeries(br *batchRun, op diff.Op) {
 }
 
 // repairException writes an exception Google changed back to the feed's.
-// It is no op of the plan: its success is counted as ExceptionsRepaired,
-// and when it fails the exception's mapping is marked stale, so that the
+// It is no op of the plan: its success counts as none of the result's
+// ops, and when it fails the exception's mapping is marked stale, so that the
 // next run writes it as an update.
 func (w *Writer) repairException(br *batchRun, ex diff.Op) {
 	br.mu.Lock()

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+
+	"golang.org/x/oauth2"
 )
 
 // FakeOwners plays a machine for the token files: the process runs as
@@ -71,4 +73,10 @@ func WithOwners(opts Options, f *FakeOwners) Options {
 func LoginWithOwners(opts LoginOptions, f *FakeOwners) LoginOptions {
 	opts.owners = f.owners()
 	return opts
+}
+
+// WriteToken saves tok at path as a file of the process's own, the way a
+// token file is there before a test.
+func WriteToken(path string, tok *oauth2.Token) error {
+	return writeToken(path, tok, nil, systemOwners)
 }

@@ -181,42 +181,55 @@ func load(ctx context.Context, cfg *config.Config, account string, opts Options)
 		&http.Client{Transport: opts.Transport, Timeout: tokenRequestTimeout})
 	switch key.kind {
 	case KindServiceAccount:
-		conf, err := serviceAccountConfig(acct, key.data)
-		if err != nil {
-			return c, err
-		}
-		if opts.ListCalendars {
-			conf.Scopes = append(conf.Scopes, ListScope)
-		}
-		c.Kind, c.Email, c.Subject, c.ClientID = KindServiceAccount, conf.Email, conf.Subject, key.clientID
-		c.TokenSource = &failureSource{id: c.Identity, configPath: cfg.Path, src: conf.TokenSource(tctx)}
+		return c, c.useServiceAccount(tctx, cfg, acct, key, opts)
 	case KindUser:
-		c.Kind, c.TokenFile = KindUser, TokenFile(cfg, acct)
-		conf, err := userConfig(acct, key.data)
-		if err != nil {
-			return c, err
-		}
-		c.ClientID = conf.ClientID
-		tok, err := readToken(c.TokenFile, o.readFile)
-		if errors.Is(err, fs.ErrPermission) {
-			return c, &Error{Account: acct.Name, Op: "read token", Err: err, Hint: unreadableHint(c.TokenFile, o)}
-		}
-		if err != nil {
-			return c, &Error{Account: acct.Name, Op: "read token", Err: err, Hint: loginHint(cfg.Path, acct.Name)}
-		}
-		if tok.RefreshToken == "" {
-			// Without one the token dies within the hour and nothing can
-			// renew it; better to say so now than at the first write.
-			return c, &Error{Account: acct.Name, Op: "read token", Err: errors.New(c.TokenFile + " holds no refresh token"),
-				Hint: loginHint(cfg.Path, acct.Name)}
-		}
-		c.token = tok
-		c.persist = newPersistingSource(func(t *oauth2.Token) oauth2.TokenSource { return conf.TokenSource(tctx, t) },
-			c.TokenFile, tok, opts.Logger.With("account", acct.Name), o)
-		c.persist.inMemory = opts.KeepInMemory
-		c.TokenSource = &failureSource{id: c.Identity, configPath: cfg.Path, src: c.persist}
+		return c, c.useUser(tctx, cfg, acct, key, opts, o)
 	}
 	return c, nil
+}
+
+// useServiceAccount makes c a service account's, from its key.
+func (c *Credentials) useServiceAccount(tctx context.Context, cfg *config.Config, acct config.Account, key credentialsKey, opts Options) error {
+	conf, err := serviceAccountConfig(acct, key.data)
+	if err != nil {
+		return err
+	}
+	if opts.ListCalendars {
+		conf.Scopes = append(conf.Scopes, ListScope)
+	}
+	c.Kind, c.Email, c.Subject, c.ClientID = KindServiceAccount, conf.Email, conf.Subject, key.clientID
+	c.TokenSource = &failureSource{id: c.Identity, configPath: cfg.Path, src: conf.TokenSource(tctx)}
+	return nil
+}
+
+// useUser makes c a person's, from the OAuth client and the token `auth
+// login` saved, which c saves again whenever it is refreshed.
+func (c *Credentials) useUser(tctx context.Context, cfg *config.Config, acct config.Account, key credentialsKey, opts Options, o owners) error {
+	c.Kind, c.TokenFile = KindUser, TokenFile(cfg, acct)
+	conf, err := userConfig(acct, key.data)
+	if err != nil {
+		return err
+	}
+	c.ClientID = conf.ClientID
+	tok, err := readToken(c.TokenFile, o.readFile)
+	if errors.Is(err, fs.ErrPermission) {
+		return &Error{Account: acct.Name, Op: "read token", Err: err, Hint: unreadableHint(c.TokenFile, o)}
+	}
+	if err != nil {
+		return &Error{Account: acct.Name, Op: "read token", Err: err, Hint: loginHint(cfg.Path, acct.Name)}
+	}
+	if tok.RefreshToken == "" {
+		// Without one the token dies within the hour and nothing can
+		// renew it; better to say so now than at the first write.
+		return &Error{Account: acct.Name, Op: "read token", Err: errors.New(c.TokenFile + " holds no refresh token"),
+			Hint: loginHint(cfg.Path, acct.Name)}
+	}
+	c.token = tok
+	c.persist = newPersistingSource(func(t *oauth2.Token) oauth2.TokenSource { return conf.TokenSource(tctx, t) },
+		c.TokenFile, tok, opts.Logger.With("account", acct.Name), o)
+	c.persist.inMemory = opts.KeepInMemory
+	c.TokenSource = &failureSource{id: c.Identity, configPath: cfg.Path, src: c.persist}
+	return nil
 }
 
 // HTTPClient is an http.Client that authenticates every request (or none,

@@ -52,58 +52,19 @@ type LoginOptions struct {
 // Run as root, it keeps the file its owner's (see ownerOf); run as anyone
 // else, it refuses another user's file before it starts.
 func Login(ctx context.Context, cfg *config.Config, account string, opts LoginOptions) (string, error) {
-	acct, ok := cfg.AccountByName(account)
-	if !ok {
-		return "", &Error{Account: account, Op: "login", Err: errors.New("no such account in the configuration"),
-			Hint: "name one of the accounts listed under accounts: in " + cfg.Path}
-	}
-	if acct.CredentialsFile == "" {
-		return "", &Error{Account: acct.Name, Op: "login", Err: errors.New("credentials_file is not set"),
-			Hint: "download an OAuth client JSON (Desktop app) from the Google Cloud console and set credentials_file to it"}
-	}
-	key, err := readCredentials(acct)
+	acct, conf, err := loginClient(cfg, account)
 	if err != nil {
 		return "", err
 	}
-	if key.kind != KindUser {
-		return "", &Error{Account: acct.Name, Op: "login", Err: errors.New("the account uses a service-account key"),
-			Hint: "service accounts need no login; share the calendars with the service account instead"}
-	}
-	conf, err := userConfig(acct, key.data)
-	if err != nil {
-		return "", err
-	}
-	if opts.Out == nil {
-		opts.Out = io.Discard
-	}
-	if opts.Timeout <= 0 {
-		opts.Timeout = DefaultLoginTimeout
-	}
-	if opts.Transport == nil {
-		opts.Transport = http.DefaultTransport
-	}
+	opts = opts.withDefaults()
 	o := systemOwners
 	if opts.owners != nil {
 		o = *opts.owners
 	}
 	tokenFile := TokenFile(cfg, acct)
-	// Said before the browser is sent anywhere: a token saved by the wrong
-	// user would lock the service out.
-	if _, err := ownerOf(tokenFile, o); err != nil {
-		var foreign *ForeignFileError
-		errors.As(err, &foreign)
-		if opts.Listener != nil {
-			opts.Listener.Close()
-		}
-		return "", &Error{Account: acct.Name, Op: "login", Err: err, Hint: foreign.Hint()}
-	}
-	ln := opts.Listener
-	if ln == nil {
-		// 127.0.0.1, not localhost: the answer must not go to whatever
-		// "localhost" resolves to, nor to another interface.
-		if ln, err = net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", opts.Port)); err != nil {
-			return "", &Error{Account: acct.Name, Op: "login", Err: err}
-		}
+	ln, err := loginListener(acct, tokenFile, o, opts)
+	if err != nil {
+		return "", err
 	}
 	defer ln.Close()
 
@@ -140,6 +101,69 @@ func Login(ctx context.Context, cfg *config.Config, account string, opts LoginOp
 	}
 
 	return awaitLogin(ctx, cfg, acct.Name, cb, opts.Timeout, tokenFile)
+}
+
+// loginClient is the account a login is for and its OAuth client: only an
+// account of the configuration whose credentials are an OAuth client (a
+// person's) logs in.
+func loginClient(cfg *config.Config, account string) (config.Account, *oauth2.Config, error) {
+	acct, ok := cfg.AccountByName(account)
+	if !ok {
+		return acct, nil, &Error{Account: account, Op: "login", Err: errors.New("no such account in the configuration"),
+			Hint: "name one of the accounts listed under accounts: in " + cfg.Path}
+	}
+	if acct.CredentialsFile == "" {
+		return acct, nil, &Error{Account: acct.Name, Op: "login", Err: errors.New("credentials_file is not set"),
+			Hint: "download an OAuth client JSON (Desktop app) from the Google Cloud console and set credentials_file to it"}
+	}
+	key, err := readCredentials(acct)
+	if err != nil {
+		return acct, nil, err
+	}
+	if key.kind != KindUser {
+		return acct, nil, &Error{Account: acct.Name, Op: "login", Err: errors.New("the account uses a service-account key"),
+			Hint: "service accounts need no login; share the calendars with the service account instead"}
+	}
+	conf, err := userConfig(acct, key.data)
+	return acct, conf, err
+}
+
+func (opts LoginOptions) withDefaults() LoginOptions {
+	if opts.Out == nil {
+		opts.Out = io.Discard
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultLoginTimeout
+	}
+	if opts.Transport == nil {
+		opts.Transport = http.DefaultTransport
+	}
+	return opts
+}
+
+// loginListener is where Google sends the browser back: opts.Listener, or
+// 127.0.0.1 on opts.Port. A token file the process may not replace is
+// refused first, before the browser is sent anywhere: a token saved by the
+// wrong user would lock the service out.
+func loginListener(acct config.Account, tokenFile string, o owners, opts LoginOptions) (net.Listener, error) {
+	if _, err := ownerOf(tokenFile, o); err != nil {
+		var foreign *ForeignFileError
+		errors.As(err, &foreign)
+		if opts.Listener != nil {
+			opts.Listener.Close()
+		}
+		return nil, &Error{Account: acct.Name, Op: "login", Err: err, Hint: foreign.Hint()}
+	}
+	if opts.Listener != nil {
+		return opts.Listener, nil
+	}
+	// 127.0.0.1, not localhost: the answer must not go to whatever
+	// "localhost" resolves to, nor to another interface.
+	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", opts.Port))
+	if err != nil {
+		return nil, &Error{Account: acct.Name, Op: "login", Err: err}
+	}
+	return ln, nil
 }
 
 // serveCallback serves Google's redirect to cb on ln until the returned

@@ -26,7 +26,7 @@ type tokenFile struct {
 	Expiry       time.Time `json:"expiry,omitzero"`
 }
 
-// ReadToken reads a token saved by WriteToken.
+// ReadToken reads a token saved by saveToken.
 func ReadToken(path string) (*oauth2.Token, error) { return readToken(path, os.ReadFile) }
 
 func readToken(path string, readFile func(string) ([]byte, error)) (*oauth2.Token, error) {
@@ -45,22 +45,18 @@ func readToken(path string, readFile func(string) ([]byte, error)) (*oauth2.Toke
 	return &oauth2.Token{AccessToken: f.AccessToken, TokenType: f.TokenType, RefreshToken: f.RefreshToken, Expiry: f.Expiry}, nil
 }
 
-// WriteToken saves tok at path, readable only by its owner, atomically: a
-// crash leaves the old token or the new one, never half of one. The
-// directory is created (0700) if needed. The file is the process's own,
-// whoever owned the one it replaces; the daemon, `auth login` and the
-// commands that refresh a token save through saveToken, which keeps another
-// user's file theirs.
-func WriteToken(path string, tok *oauth2.Token) error {
-	return writeToken(path, tok, nil, systemOwners)
-}
-
 // keepOwner is the owner, group and mode a saved token file keeps.
 type keepOwner struct {
 	uid, gid int
 	mode     fs.FileMode
 }
 
+// writeToken saves tok at path, readable only by its owner, atomically: a
+// crash leaves the old token or the new one, never half of one. The
+// directory is created (0700) if needed. With keep nil the file is the
+// process's own, whoever owned the one it replaces; the daemon, `auth
+// login` and the commands that refresh a token save through saveToken,
+// which keeps another user's file theirs.
 func writeToken(path string, tok *oauth2.Token, keep *keepOwner, o owners) (err error) {
 	data, err := json.MarshalIndent(tokenFile{
 		AccessToken: tok.AccessToken, TokenType: tok.TokenType, RefreshToken: tok.RefreshToken, Expiry: tok.Expiry,
@@ -163,7 +159,7 @@ func userName(uid int) string {
 
 // ownerOf finds who may replace the token file at path. A file of the
 // process's own (or none, or one whose owner cannot be told) is saved as
-// WriteToken saves it, nil. Root keeps another user's file theirs, with its
+// writeToken saves it with no keepOwner, nil. Root keeps another user's file theirs, with its
 // group and mode, and a file it creates in a directory another user owns
 // goes to that user: `auth login`, `auth status`, `check` or `sync` run with
 // sudo must not leave the service a token it cannot read. Anyone else gets

@@ -53,17 +53,3 @@ func Derived(o calsyncd.Owner, subscriptionID string, k calsyncd.Key, generation
 	}
 	return false
 }
-
-// ValidEventID reports whether id is acceptable to Google as a client id.
-func ValidEventID(id string) bool {
-	if len(id) < 5 || len(id) > 1024 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'v') {
-			return false
-		}
-	}
-	return true
-}

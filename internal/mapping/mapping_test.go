@@ -27,7 +27,7 @@ func TestEventIDIsDeterministicValidAndDistinct(t *testing.T) {
 		if id != mapping.EventID("", k.sub, k.key, k.gen) {
 			t.Fatalf("EventID not deterministic for %+v", k)
 		}
-		if !mapping.ValidEventID(id) {
+		if !validEventID(id) {
 			t.Errorf("EventID %q is not a valid Google id", id)
 		}
 		if j, dup := seen[id]; dup {
@@ -42,8 +42,23 @@ func TestValidEventID(t *testing.T) {
 		"abcde": true, "0123456789abcdefghijklmnopqrstuv": true,
 		"abcd": false, "abcdw": false, "ABCDE": false, "abc-de": false, "": false,
 	} {
-		if got := mapping.ValidEventID(id); got != want {
+		if got := validEventID(id); got != want {
 			t.Errorf("ValidEventID(%q) = %v, want %v", id, got, want)
 		}
 	}
+}
+
+// validEventID reports whether id is acceptable to Google as a client id:
+// 5 to 1024 characters of base32hex (0-9, a-v).
+func validEventID(id string) bool {
+	if len(id) < 5 || len(id) > 1024 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'v') {
+			return false
+		}
+	}
+	return true
 }

@@ -52,10 +52,8 @@ func (p pass) credentials(e ending) calsyncd.Finding {
 	}
 	res := p.written()
 	answered := p.account.checked || res.Writes()+res.Rejected > 0 || (p.repaired != nil && p.repaired.skipped == nil)
-	for _, c := range []calsyncd.ErrorClass{calsyncd.ClassRateLimited, calsyncd.ClassUsageLimited, calsyncd.ClassGone,
-		calsyncd.ClassConflict, calsyncd.ClassPrecondition, calsyncd.ClassInvalid} {
-		// Google only ever answers these to a request it authenticated.
-		answered = answered || res.ByClass[c] > 0
+	for c, n := range res.ByClass {
+		answered = answered || n > 0 && c.Authenticated()
 	}
 	if answered {
 		return calsyncd.Cleared

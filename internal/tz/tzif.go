@@ -18,23 +18,34 @@ var ownRulesHorizon = time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
 // rules give no onset at all.
 func (vz *Definition) Location() *time.Location {
 	vz.prepare(ownRulesHorizon)
+	offsets := vz.offsets()
+	times, types := vz.onsets(offsets)
+	if len(offsets) > 255 {
+		return nil
+	}
+	loc, err := time.LoadLocationFromTZData(vz.tzid, tzifData(offsets, times, types))
+	if err != nil {
+		return nil
+	}
+	return loc
+}
+
+// offsets are the zone's distinct UTC offsets, the one before its first
+// onset first.
+func (vz *Definition) offsets() []int {
 	offsets := []int{vz.before}
 	for _, tr := range vz.transitions {
 		if !slices.Contains(offsets, tr.offset) {
 			offsets = append(offsets, tr.offset)
 		}
 	}
-	std := slices.Min(offsets)
-	var abbrs []byte
-	abbrAt := make([]int, len(offsets))
-	for i, off := range offsets {
-		abbrAt[i] = len(abbrs)
-		abbrs = append(abbrs, offsetName(off)...)
-		abbrs = append(abbrs, 0)
-	}
-	// Onsets that change nothing are dropped; the rest in order.
-	var times []int64
-	var types []byte
+	return offsets
+}
+
+// onsets are the instants the offset changes, in order, with the index in
+// offsets of the offset each begins; onsets that change nothing are
+// dropped.
+func (vz *Definition) onsets(offsets []int) (times []int64, types []byte) {
 	cur := vz.before
 	for _, tr := range vz.transitions {
 		if tr.offset == cur {
@@ -44,21 +55,23 @@ func (vz *Definition) Location() *time.Location {
 		times = append(times, tr.at.Unix())
 		types = append(types, byte(slices.Index(offsets, tr.offset)))
 	}
-	if len(offsets) > 255 {
-		return nil
+	return times, types
+}
+
+// tzifData is a version 2 TZif file of the onsets: an empty version 1
+// block, then 64-bit onsets, the offsets (the smallest is standard time,
+// the others daylight) and their names.
+func tzifData(offsets []int, times []int64, types []byte) []byte {
+	std := slices.Min(offsets)
+	var abbrs []byte
+	abbrAt := make([]int, len(offsets))
+	for i, off := range offsets {
+		abbrAt[i] = len(abbrs)
+		abbrs = append(abbrs, offsetName(off)...)
+		abbrs = append(abbrs, 0)
 	}
-	header := func(b []byte, version byte, timecnt, typecnt, charcnt int) []byte {
-		b = append(b, "TZif"...)
-		b = append(b, version)
-		b = append(b, make([]byte, 15)...)
-		for _, n := range []int{0, 0, 0, timecnt, typecnt, charcnt} {
-			b = binary.BigEndian.AppendUint32(b, uint32(n))
-		}
-		return b
-	}
-	// A version 2 file: an empty version 1 block, then 64-bit onsets.
-	b := header(nil, '2', 0, 0, 0)
-	b = header(b, '2', len(times), len(offsets), len(abbrs))
+	b := tzifHeader(nil, '2', 0, 0, 0)
+	b = tzifHeader(b, '2', len(times), len(offsets), len(abbrs))
 	for _, t := range times {
 		b = binary.BigEndian.AppendUint64(b, uint64(t))
 	}
@@ -72,12 +85,18 @@ func (vz *Definition) Location() *time.Location {
 		b = append(b, dst, byte(abbrAt[i]))
 	}
 	b = append(b, abbrs...)
-	b = append(b, '\n', '\n')
-	loc, err := time.LoadLocationFromTZData(vz.tzid, b)
-	if err != nil {
-		return nil
+	return append(b, '\n', '\n')
+}
+
+// tzifHeader appends a TZif block's header to b.
+func tzifHeader(b []byte, version byte, timecnt, typecnt, charcnt int) []byte {
+	b = append(b, "TZif"...)
+	b = append(b, version)
+	b = append(b, make([]byte, 15)...)
+	for _, n := range []int{0, 0, 0, timecnt, typecnt, charcnt} {
+		b = binary.BigEndian.AppendUint32(b, uint32(n))
 	}
-	return loc
+	return b
 }
 
 // offsetName names an offset as "+0130".

@@ -330,21 +330,14 @@ func (r *Resolver) Resolve(tzid string) *Zone {
 }
 
 func (r *Resolver) lookup(tzid string) *Zone {
-	named := func(name string, how How) *Zone {
-		if name == UTC {
-			return &Zone{Name: UTC, Loc: time.UTC, How: how}
-		}
-		loc, _ := loadLocation(name)
-		return &Zone{Name: name, Loc: loc, How: how}
-	}
 	if name, how, ok := directZone(tzid); ok {
-		return named(name, how)
+		return namedZone(name, how)
 	}
 	guesses := guessZones(tzid)
 	def := r.defs[tzid]
 	if def == nil {
 		if len(guesses) > 0 {
-			return named(guesses[0], ByGuess)
+			return namedZone(guesses[0], ByGuess)
 		}
 		return &Zone{How: Unresolved}
 	}
@@ -357,19 +350,43 @@ func (r *Resolver) lookup(tzid string) *Zone {
 		return own()
 	}
 	r.matched++
+	from, to := r.usedIn(tzid)
+	if z := r.matchRules(def, guesses, from, to); z != nil {
+		return z
+	}
+	// No IANA zone: the feed's own rules, never UTC.
+	return own()
+}
+
+// namedZone is the IANA zone name, found as how says.
+func namedZone(name string, how How) *Zone {
+	if name == UTC {
+		return &Zone{Name: UTC, Loc: time.UTC, How: how}
+	}
+	loc, _ := loadLocation(name)
+	return &Zone{Name: name, Loc: loc, How: how}
+}
+
+// usedIn is the span of years the feed uses tzid in (this year when it is
+// not known), at most 41 years: where a VTIMEZONE's rules must match.
+func (r *Resolver) usedIn(tzid string) (from, to time.Time) {
 	years, ok := r.years[tzid]
 	if !ok {
 		y := time.Now().Year()
 		years = [2]int{y, y}
 	}
-	from := time.Date(years[0], 1, 1, 0, 0, 0, 0, time.UTC)
-	to := time.Date(min(years[1], years[0]+40)+1, 1, 1, 0, 0, 0, 0, time.UTC)
-	// The exact rules first, then the same offsets away from transition
-	// nights (the IANA zone with its switches written at another hour):
-	// by the TZID's name, then the feed's and subscription's zones, then
-	// every zone.
+	from = time.Date(years[0], 1, 1, 0, 0, 0, 0, time.UTC)
+	to = time.Date(min(years[1], years[0]+40)+1, 1, 1, 0, 0, 0, 0, time.UTC)
+	return from, to
+}
+
+// matchRules is the IANA zone that keeps def's rules from from to to, nil
+// when none does. The exact rules first, then the same offsets away from
+// transition nights (the IANA zone with its switches written at another
+// hour): by the TZID's name (guesses), then the feed's and subscription's
+// zones, then every zone.
+func (r *Resolver) matchRules(def *Definition, guesses []string, from, to time.Time) *Zone {
 	for _, match := range []func(*time.Location, time.Time, time.Time) bool{def.matches, def.near} {
-		how := ByRules
 		tried := map[string]bool{}
 		try := func(names []string) *Zone {
 			for _, n := range names {
@@ -379,7 +396,7 @@ func (r *Resolver) lookup(tzid string) *Zone {
 				tried[n] = true
 				loc, ok := loadLocation(n)
 				if ok && match(loc, from, to) {
-					return named(n, how)
+					return namedZone(n, ByRules)
 				}
 			}
 			return nil
@@ -394,8 +411,7 @@ func (r *Resolver) lookup(tzid string) *Zone {
 			return z
 		}
 	}
-	// No IANA zone: the feed's own rules, never UTC.
-	return own()
+	return nil
 }
 
 // WallTime places a floating wall-clock time (given as UTC fields) in z.

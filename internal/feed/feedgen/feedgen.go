@@ -87,18 +87,24 @@ type Shape struct {
 	Name     string
 	Generate func(n int) []byte
 	Events   []int
-	// Doc says what the shape stands for.
-	Doc string
 }
 
 // Shapes are the feeds BenchmarkParse and bench/icaljs measure.
 var Shapes = []Shape{
-	{"mixed", Generate, []int{1_000, 100_000}, "Generate: the everyday mix"},
-	{"minimal", GenerateMinimal, []int{324_000}, "UID and DTSTART only: 324,000 events in 20 MiB (issue 15)"},
-	{"zones", GenerateZones, []int{2_000}, "40 Outlook display-name VTIMEZONEs matched to IANA zones by their rules"},
-	{"descriptions", GenerateDescriptions, []int{5_000}, "4 KiB folded, escaped descriptions (HTML invitations)"},
-	{"recurrence", GenerateRecurrence, []int{20_000}, "every other event a series with EXDATEs and RDATEs, the rest moved instances"},
-	{"properties", GenerateProperties, []int{5_000}, "about 40 properties an event: attendees with parameters, X- properties, an alarm (invitations)"},
+	// Generate: the everyday mix.
+	{"mixed", Generate, []int{1_000, 100_000}},
+	// UID and DTSTART only: 324,000 events in 20 MiB.
+	{"minimal", GenerateMinimal, []int{324_000}},
+	// 40 Outlook display-name VTIMEZONEs matched to IANA zones by their rules.
+	{"zones", GenerateZones, []int{2_000}},
+	// 4 KiB folded, escaped descriptions (HTML invitations).
+	{"descriptions", GenerateDescriptions, []int{5_000}},
+	// Every other event a series with EXDATEs and RDATEs, the rest moved
+	// instances.
+	{"recurrence", GenerateRecurrence, []int{20_000}},
+	// About 40 properties an event: attendees with parameters, X-
+	// properties, an alarm (invitations).
+	{"properties", GenerateProperties, []int{5_000}},
 }
 
 func header(b *bytes.Buffer, name string) {

@@ -1,4 +1,4 @@
-package main
+package preview
 
 import (
 	"strconv"
@@ -68,89 +68,129 @@ var ordinals = map[string]string{"1": "1st", "2": "2nd", "3": "3rd", "4": "4th",
 
 // ruleText says one RRULE value, or reports that it cannot say it whole.
 func ruleText(rule string, start feed.Time) (string, bool) {
-	var freq, interval, byday, bymonthday, count, until string
-	for _, part := range strings.Split(rule, ";") {
-		k, v, ok := strings.Cut(part, "=")
-		if !ok {
-			return "", false
-		}
-		switch strings.ToUpper(k) {
-		case "FREQ":
-			freq = strings.ToUpper(v)
-		case "INTERVAL":
-			interval = v
-		case "BYDAY":
-			byday = strings.ToUpper(v)
-		case "BYMONTHDAY":
-			bymonthday = v
-		case "COUNT":
-			count = v
-		case "UNTIL":
-			until = v
-		case "WKST":
-			// the week's first day changes nothing a few words say
-		default:
-			return "", false
-		}
+	r, ok := readRule(rule)
+	if !ok {
+		return "", false
 	}
-	f, ok := frequencies[freq]
+	f, ok := frequencies[r.freq]
 	if !ok {
 		return "", false
 	}
 	text := f[0]
-	if interval != "" && interval != "1" {
-		n, err := strconv.Atoi(interval)
+	if r.interval != "" && r.interval != "1" {
+		n, err := strconv.Atoi(r.interval)
 		if err != nil || n < 1 {
 			return "", false
 		}
-		text = "every " + interval + " " + f[1]
+		text = "every " + r.interval + " " + f[1]
 	}
-	if byday != "" {
-		var days []string
-		for _, d := range strings.Split(byday, ",") {
-			if len(d) < 2 {
-				return "", false
-			}
-			name, ok := weekdays[d[len(d)-2:]]
-			if !ok {
-				return "", false
-			}
-			if n := d[:len(d)-2]; n != "" {
-				ord, ok := ordinals[strings.TrimPrefix(n, "+")]
-				if !ok || freq != "MONTHLY" {
-					return "", false
-				}
-				name = "the " + ord + " " + name
-			}
-			days = append(days, name)
+	days, okDays := daysText(r.byday, r.freq)
+	monthDay, okMonthDay := monthDayText(r.bymonthday, r.freq)
+	count, okCount := countText(r.count)
+	until, okUntil := untilText(r.until, start)
+	if !okDays || !okMonthDay || !okCount || !okUntil {
+		return "", false
+	}
+	return text + days + monthDay + count + until, true
+}
+
+// rruleParts are the parts of an RRULE that a few words can say.
+type rruleParts struct{ freq, interval, byday, bymonthday, count, until string }
+
+// readRule splits an RRULE value into its parts; ok is false when it has
+// a part beyond them (WKST changes nothing the words say).
+func readRule(rule string) (r rruleParts, ok bool) {
+	for _, part := range strings.Split(rule, ";") {
+		k, v, ok := strings.Cut(part, "=")
+		if !ok {
+			return r, false
 		}
-		text += " on " + strings.Join(days, ", ")
+		switch strings.ToUpper(k) {
+		case "FREQ":
+			r.freq = strings.ToUpper(v)
+		case "INTERVAL":
+			r.interval = v
+		case "BYDAY":
+			r.byday = strings.ToUpper(v)
+		case "BYMONTHDAY":
+			r.bymonthday = v
+		case "COUNT":
+			r.count = v
+		case "UNTIL":
+			r.until = v
+		case "WKST":
+			// the week's first day changes nothing a few words say
+		default:
+			return r, false
+		}
 	}
-	if bymonthday != "" {
-		if freq != "MONTHLY" || strings.Contains(bymonthday, ",") {
+	return r, true
+}
+
+// daysText says BYDAY: " on Mon, Thu", " on the last Sun" (an ordinal
+// only in a monthly rule).
+func daysText(byday, freq string) (string, bool) {
+	if byday == "" {
+		return "", true
+	}
+	var days []string
+	for _, d := range strings.Split(byday, ",") {
+		if len(d) < 2 {
 			return "", false
 		}
-		n, err := strconv.Atoi(bymonthday)
-		if err != nil || n < 1 || n > 31 {
-			return "", false
-		}
-		text += " on day " + bymonthday
-	}
-	if count != "" {
-		n, err := strconv.Atoi(count)
-		if err != nil || n < 1 {
-			return "", false
-		}
-		text += ", " + plural(n, "time", "times")
-	}
-	if until != "" {
-		d, ok := untilDate(until, start)
+		name, ok := weekdays[d[len(d)-2:]]
 		if !ok {
 			return "", false
 		}
-		text += ", until " + d
+		if n := d[:len(d)-2]; n != "" {
+			ord, ok := ordinals[strings.TrimPrefix(n, "+")]
+			if !ok || freq != "MONTHLY" {
+				return "", false
+			}
+			name = "the " + ord + " " + name
+		}
+		days = append(days, name)
 	}
-	return text, true
+	return " on " + strings.Join(days, ", "), true
+}
+
+// monthDayText says a monthly rule's one BYMONTHDAY: " on day 15".
+func monthDayText(bymonthday, freq string) (string, bool) {
+	if bymonthday == "" {
+		return "", true
+	}
+	if freq != "MONTHLY" || strings.Contains(bymonthday, ",") {
+		return "", false
+	}
+	n, err := strconv.Atoi(bymonthday)
+	if err != nil || n < 1 || n > 31 {
+		return "", false
+	}
+	return " on day " + bymonthday, true
+}
+
+// countText says COUNT: ", 26 times".
+func countText(count string) (string, bool) {
+	if count == "" {
+		return "", true
+	}
+	n, err := strconv.Atoi(count)
+	if err != nil || n < 1 {
+		return "", false
+	}
+	return ", " + plural(n, "time", "times"), true
+}
+
+// untilText says UNTIL: ", until 2027-06-01".
+func untilText(until string, start feed.Time) (string, bool) {
+	if until == "" {
+		return "", true
+	}
+	d, ok := untilDate(until, start)
+	if !ok {
+		return "", false
+	}
+	return ", until " + d, true
 }
 
 // untilDate is UNTIL's date as the series' zone has it.
