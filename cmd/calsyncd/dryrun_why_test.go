@@ -19,7 +19,7 @@ import (
 // exclusion, shows the look a create or an update writes and a series in
 // words, names a deleted event by the title it was last written with
 // (or says the title is unknown), and gives a calendar Google refuses and
-// a feed that is not there check's remedy (issue 26, point 4). Text and
+// a feed that is not there check's remedy. Text and
 // --json alike.
 func TestSyncDryRunSaysWhy(t *testing.T) {
 	fake := gcalfake.New(gcalfake.Options{})

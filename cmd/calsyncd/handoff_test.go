@@ -133,7 +133,7 @@ func lastRun(t *testing.T, st *store.Store) calsyncd.Run {
 
 // TestSyncHandOffCarriesTheFlags: `calsyncd sync` with a flag, while a
 // daemon holds the account, hands the subscription to the daemon, and the
-// daemon's run does what the flag says (issue 15, bug 1: it used to run a
+// daemon's run does what the flag says (it used to run a
 // plain sync and drop the flag).
 func TestSyncHandOffCarriesTheFlags(t *testing.T) {
 	t.Run("allow-deletes", func(t *testing.T) {
@@ -187,7 +187,7 @@ func TestSyncHandOffCarriesTheFlags(t *testing.T) {
 
 // TestSyncSaysWhichReplicaHoldsTheAccount: when the daemon `calsyncd sync`
 // hands a subscription to does not hold the account's lease either, it
-// answers 409 naming the holder, and sync says so (issue 15, bug 8: it
+// answers 409 naming the holder, and sync says so (it
 // answered 500 "the sync could not start").
 func TestSyncSaysWhichReplicaHoldsTheAccount(t *testing.T) {
 	w := newLiveWorld(t, "")
@@ -209,7 +209,7 @@ func TestSyncSaysWhichReplicaHoldsTheAccount(t *testing.T) {
 
 // TestUnwritableStateDirectoryIsNotOK: with a lock directory the daemon
 // cannot write, a sync handed to it is a recorded failure (sync exits 1)
-// and /healthz answers 503 (issue 15: the daemon logged "permission
+// and /healthz answers 503 (the daemon logged "permission
 // denied", recorded no run, and /healthz said ok).
 func TestUnwritableStateDirectoryIsNotOK(t *testing.T) {
 	w := newLiveWorld(t, "")
@@ -246,7 +246,7 @@ func TestUnwritableStateDirectoryIsNotOK(t *testing.T) {
 }
 
 // TestReconcileWithGoogleUnreachableFails: `sync --reconcile` that cannot
-// list Google's events is a failure, exit 1 (issue 15: it logged
+// list Google's events is a failure, exit 1 (it logged
 // "reconcile skipped", outcome ok, exit 0).
 func TestReconcileWithGoogleUnreachableFails(t *testing.T) {
 	w := newLiveWorld(t, "")

@@ -87,7 +87,7 @@ func exitWithin(t *testing.T, done <-chan error, d time.Duration, out *syncBuffe
 
 // TestShutdownDeadlineIsHard: when sync.shutdown_timeout passes and a run
 // does not stop (its database writes wait on a lock), the daemon exits
-// anyway, a moment after the deadline (issue 15, bug 5: it waited for the
+// anyway, a moment after the deadline (it waited for the
 // run forever).
 func TestShutdownDeadlineIsHard(t *testing.T) {
 	_, out, sigterm := stuckDaemon(t, "1s")
@@ -103,7 +103,7 @@ func TestShutdownDeadlineIsHard(t *testing.T) {
 }
 
 // TestSecondSignalAborts: a second SIGTERM during a long shutdown exits at
-// once (issue 15, bug 5: a second signal did nothing).
+// once (a second signal did nothing).
 func TestSecondSignalAborts(t *testing.T) {
 	_, out, sigterm := stuckDaemon(t, "1h")
 	done := sigterm()

@@ -79,7 +79,7 @@ subscriptions:
 }
 
 // A configuration's text reaches the terminal in validate's errors (an
-// unknown key is repeated); it is escaped there (issue 15, bug 6).
+// unknown key is repeated); it is escaped there.
 func TestValidateEscapesControlCharacters(t *testing.T) {
 	dir := t.TempDir()
 	cfg := writeFile(t, dir, "config.yaml", "state_dir: state\n\"\\e[31mevil\\rOK\": 1\n")

@@ -37,7 +37,7 @@ func TestEachEventInEachFormat(t *testing.T) {
 	back := settled("team", calsyncd.StateActive)
 	back.From = calsyncd.StateError
 	// A reconcile held the deletes of 4 events it adopted: no lasting
-	// hold (issue 22: the next run said "released, nothing deleted"),
+	// hold (the next run said "released, nothing deleted"),
 	// told as strays, once.
 	strays := settled("team", calsyncd.StateActive)
 	strays.HeldDeletes, strays.HeldAdopted, strays.Strays = 4, 4, calsyncd.Holds

@@ -164,7 +164,7 @@ func (discard) Write(b []byte) (int, error) { return len(b), nil }
 func (discard) WriteHeader(int)             {}
 
 // An alert no webhook took is not remembered as sent: the next run that
-// sees the condition sends it again, once (issue 22, point 9: it waited
+// sees the condition sends it again, once (it waited
 // for the daily reminder).
 func TestAnUndeliveredAlertIsSentAgainByTheNextRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

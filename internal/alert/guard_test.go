@@ -16,8 +16,8 @@ import (
 	"github.com/calsyncd/calsyncd/internal/config"
 )
 
-// A webhook that answers with a redirect to another host (issue 23, point
-// 2: the alert, the token-bearing Referer and the secret headers followed
+// A webhook that answers with a redirect to another host (the
+// alert, the token-bearing Referer and the secret headers followed
 // it). No redirect is followed, whatever the client: the second host hears
 // nothing, and the delivery fails at once with a message that names the
 // status and holds no secret.
@@ -121,7 +121,7 @@ func (d *dials) got() []string {
 // Link-local and cloud metadata addresses are refused before any
 // connection, whether the URL names them or a name resolves to them (at
 // dial time, so a rebinding cannot get round it), unless the webhook has
-// allow_link_local (issue 23, point 2).
+// allow_link_local.
 func TestLinkLocalAndMetadataWebhooksAreRefused(t *testing.T) {
 	names := map[string][]string{
 		"hook.invalid":     {"169.254.169.254"},

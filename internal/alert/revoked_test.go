@@ -55,7 +55,7 @@ func (sameFeed) Open(context.Context, fetch.Request) (*fetch.Response, error) {
 
 // A token revoked while the feed never changes is announced (auth_failed,
 // then error_entered on the third pass): the pass checks the account's
-// credentials even when it has nothing to write (issue 13).
+// credentials even when it has nothing to write.
 func TestARevokedTokenOnAnUnchangedFeedIsAnnounced(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fake := gcalfake.New(gcalfake.Options{Seed: 1})

@@ -12,8 +12,8 @@ import (
 // TestFeedThrottledForADay: a feed server answering every fetch with 429
 // keeps the subscription ACTIVE (a rate limit is no failure), but after a
 // day the status says so and feed_throttled is sent, then reminded of
-// daily; a feed that answers again ends it without a message (issue 15:
-// it deferred forever without a word).
+// daily; a feed that answers again ends it without a message (a feed
+// must not defer forever without a word).
 func TestFeedThrottledForADay(t *testing.T) {
 	w := newWorld(t)
 	w.sync(subscription.Options{})

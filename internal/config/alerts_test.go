@@ -100,7 +100,7 @@ func TestAlertsErrorsNameFileLineAndKey(t *testing.T) {
 }
 
 // A webhook on a link-local address is refused unless it says
-// allow_link_local (issue 23, point 2); other private addresses pass.
+// allow_link_local; other private addresses pass.
 func TestAlertsLinkLocalNeedsOptIn(t *testing.T) {
 	for _, tt := range []struct {
 		yaml string

@@ -10,7 +10,7 @@ import (
 	"github.com/calsyncd/calsyncd/internal/config"
 )
 
-// `--config /dev/zero` read until memory ran out (issue 15): only regular
+// `--config /dev/zero` read until memory ran out: only regular
 // files of at most config.MaxFileSize are read.
 func TestLoadRefusesWhatIsNotAConfigFile(t *testing.T) {
 	dir := t.TempDir()
@@ -53,8 +53,8 @@ func TestLoadReadsAFileJustUnderTheCap(t *testing.T) {
 	}
 }
 
-// Two subscriptions with the same feed and calendar double every event
-// (issue 15): the configuration is valid, with a warning naming both.
+// Two subscriptions with the same feed and calendar double every event:
+// the configuration is valid, with a warning naming both.
 func TestSameFeedAndCalendarTwiceWarns(t *testing.T) {
 	cfg, err := parse(t, `subscriptions:
   - id: team

@@ -83,7 +83,7 @@ func TestGuardFollow(t *testing.T) {
 
 // TestGuardAgainstThePeak: a feed that shrinks a little every run passes a
 // guard that only weighs the last run; against the high-water mark it is
-// held once it has lost most of the peak (issue 15).
+// held once it has lost most of the peak.
 func TestGuardAgainstThePeak(t *testing.T) {
 	policy := diff.DeletePolicy{MinDeletes: 10, MaxFraction: 0.5, ConfirmRuns: 3}
 	tests := map[string]struct {
@@ -249,7 +249,7 @@ func events(from, n int) []int {
 	return out
 }
 
-// TestGuardSequences are the sequences of issue 22, point 2: a feed
+// TestGuardSequences are the sequences that tested the guard: a feed
 // replaced whole, a bleed of at most min_deletes a run, and a release
 // that would take along losses never held. Each is weighed run by run.
 func TestGuardSequences(t *testing.T) {
@@ -296,8 +296,8 @@ func TestGuardSequences(t *testing.T) {
 }
 
 // TestGuardHoldsWhatAConfigChangeDeletes: deletes that follow a change
-// of the configuration are never confirmed by waiting (issue 22, point
-// 3); the operator releases them.
+// of the configuration are never confirmed by waiting; the
+// operator releases them.
 func TestGuardHoldsWhatAConfigChangeDeletes(t *testing.T) {
 	policy := diff.DeletePolicy{MinDeletes: 10, MaxFraction: 0.5, ConfirmRuns: 3}
 	in := diff.GuardInput{Events: 0, Mapped: 50, ByConfig: true, Policy: policy}

@@ -20,7 +20,7 @@ import (
 )
 
 // BenchmarkParse measures parse + normalise + hash on every feedgen shape
-// (the everyday mix at 1,000 and 100,000 events, issue 15's 324,000
+// (the everyday mix at 1,000 and 100,000 events, the huge feed's 324,000
 // minimal events in 20 MiB, many custom zones, long descriptions,
 // recurrence). Per shape it reports:
 //

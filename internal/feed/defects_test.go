@@ -11,7 +11,7 @@ import (
 	"github.com/calsyncd/calsyncd/internal/feed"
 )
 
-// The minimal reproductions of issue 13 §2, our own files: each test
+// The minimal reproductions of recurrence defects, our own files: each test
 // states by hand what RFC 5545 means. internal/subscription mirrors the
 // same files and checks what Google shows.
 

@@ -10,7 +10,7 @@ import (
 	"github.com/calsyncd/calsyncd/internal/feed"
 )
 
-// The minimal reproductions of issue 24's value defects (§1, §2, §4, §6):
+// The minimal reproductions of value defects (text, dates, durations):
 // each test states by hand what the feed means.
 
 func TestDefectBrokenUTF8LosesOnlyItsBrokenBytes(t *testing.T) {

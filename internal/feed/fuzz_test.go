@@ -57,8 +57,8 @@ func FuzzParse(f *testing.F) {
 			}
 			checkCalendar(t, cal)
 			if !strings.Contains(string(body), "\uFFFD") && !brokenUTF8(body) {
-				// No byte of the feed becomes U+FFFD (issue 13 §2.7),
-				// unless it is UTF-8 with broken bytes (issue 24 §1).
+				// No byte of the feed becomes U+FFFD,
+				// unless it is UTF-8 with broken bytes.
 				for _, ev := range cal.Events {
 					for _, s := range []string{ev.UID, ev.Summary, ev.Description, ev.Location, ev.URL} {
 						if strings.ContainsRune(s, utf8.RuneError) {

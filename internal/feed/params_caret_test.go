@@ -7,7 +7,7 @@ import (
 )
 
 // TestParamReadsRFC6868 reads RFC 6868's caret escapes in parameter
-// values (issue 24 §2).
+// values.
 func TestParamReadsRFC6868(t *testing.T) {
 	for _, tt := range []struct{ raw, want string }{
 		{"Europe/Berlin", "Europe/Berlin"},

@@ -42,7 +42,7 @@ func fileFetcher(timeout time.Duration, maxSize int64) *fetch.Fetcher {
 	return fetch.NewFetcher(time.Second, timeout, maxSize, feed.CheckBody)
 }
 
-// The feed.timeout bounds a FIFO nobody writes to (issue 15, bug 5): the
+// The feed.timeout bounds a FIFO nobody writes to: the
 // read used to block sync forever.
 func TestFileFeedFIFOWithoutWriterTimesOut(t *testing.T) {
 	path := fifo(t)

@@ -19,7 +19,7 @@ func hostileServer(t *testing.T, statusLine string) string {
 }
 
 // HostileReason is a status text that recolours the terminal and rewrites
-// the line with a carriage return (issue 15, bug 6).
+// the line with a carriage return.
 const HostileReason = "\x1b[31mService Unavailable\rall good\x1b[0m\x1b]0;pwned\x07"
 
 func TestFetchEscapesTheServersStatusText(t *testing.T) {

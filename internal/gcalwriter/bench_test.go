@@ -51,7 +51,7 @@ import (
 //   - runs: sync runs until the plan is empty (the next run starts as soon
 //     as a throttle window lets it).
 //
-// The goals (issue 16): frac_of_bound ≥ 0.95 wherever the latency is at
+// The goals: frac_of_bound ≥ 0.95 wherever the latency is at
 // most 450 ms (two requests in flight hide it), ≤ 2% rejected.
 //
 // Run: go test ./internal/gcalwriter -run '^$' -bench 'Converge$' -benchtime 1x

@@ -16,8 +16,8 @@ import (
 )
 
 // TestRejectionsAreSampledInTheLog: a batch of many events Google refuses
-// logs the first ten one by one and counts the rest in its line (issue 15:
-// warnings of one kind must not flood the log).
+// logs the first ten one by one and counts the rest in its line
+// (warnings of one kind must not flood the log).
 func TestRejectionsAreSampledInTheLog(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, gcalfake.Options{})

@@ -13,7 +13,7 @@ import (
 )
 
 // TestEveryRunHasABar: the chart draws each run whatever it did, in the
-// colour of what it did (issue 26, point 1: a subscription failing with
+// colour of what it did (a subscription failing with
 // 404s showed an empty chart).
 func TestEveryRunHasABar(t *testing.T) {
 	for _, tt := range []struct {

@@ -57,8 +57,8 @@ func plantHostile(t *testing.T) *status.Report {
 	return rep
 }
 
-// Issue 15, bug 6: a feed server's status text reached the terminal raw
-// through `calsyncd status`.
+// A feed server's status text must not reach the terminal raw through
+// `calsyncd status`.
 func TestWriteTableEscapesControlCharacters(t *testing.T) {
 	rep := plantHostile(t)
 	var b bytes.Buffer

@@ -39,8 +39,8 @@ func serve(h http.Handler, method, host, path string, header map[string]string) 
 
 // DNS rebinding: a name the attacker controls resolves to 127.0.0.1, and
 // the browser sends it as Host. Only loopback names and addresses, the
-// configured host and status.allowed_hosts are answered (weak spot 1 of
-// issue 15).
+// configured host and status.allowed_hosts are answered (DNS rebinding
+// must not reach the endpoint).
 func TestHostMustBeThisEndpoint(t *testing.T) {
 	tests := []struct {
 		name, listen, token string
@@ -90,8 +90,8 @@ func TestHostMustBeThisEndpoint(t *testing.T) {
 	}
 }
 
-// A web page on any site could POST to the loopback endpoint (weak spot 1
-// of issue 15). Cross-origin state-changing requests are refused;
+// A web page on any site could POST to the loopback endpoint (cross-site
+// request forgery). Cross-origin state-changing requests are refused;
 // same-origin ones and those of non-browser clients pass.
 func TestCrossOriginSyncIsRefused(t *testing.T) {
 	tests := []struct {

@@ -48,8 +48,7 @@ func everyOption(t *testing.T) subscription.Options {
 }
 
 // TestHandOffCarriesEveryOption: whatever the operator gave `calsyncd
-// sync` reaches the daemon's Trigger, each option alone and all together
-// (issue 15, bug 1).
+// sync` reaches the daemon's Trigger, each option alone and all together.
 func TestHandOffCarriesEveryOption(t *testing.T) {
 	all := everyOption(t)
 	cases := map[string]subscription.Options{"none": {}, "all": all}
@@ -101,8 +100,8 @@ func TestTriggerRefusesOptionsItDoesNotKnow(t *testing.T) {
 }
 
 // TestTriggerNamesTheLeaseHolder: a daemon that does not hold the
-// subscription's account answers 409 with the holder (issue 15, bug 8:
-// it answered 500).
+// subscription's account answers 409 with the holder (it
+// once answered 500).
 func TestTriggerNamesTheLeaseHolder(t *testing.T) {
 	d := &fakeDaemon{running: true, err: &subscription.LeaseHeldError{Account: "work", Holder: "replica-b/12/ab"}}
 	ts, _ := server(t, d, "")

@@ -96,7 +96,7 @@ func fixture(t *testing.T) (*store.Store, *config.Config) {
 }
 
 // TestStatusSaysWhichAlertsWereNotDelivered: the table and the page name
-// an alert no webhook took (issue 22, point 9).
+// an alert no webhook took.
 func TestStatusSaysWhichAlertsWereNotDelivered(t *testing.T) {
 	st, cfg := fixture(t)
 	rep, err := status.Build(context.Background(), st, cfg, nil, nil, t0)
@@ -210,7 +210,7 @@ func TestHealthz(t *testing.T) {
 	}
 }
 
-// TestHealthzDegradesWhenTheStateDirectoryIsUnwritable (issue 15: a lock
+// TestHealthzDegradesWhenTheStateDirectoryIsUnwritable (a lock
 // directory the daemon could not write left /healthz ok).
 func TestHealthzDegradesWhenTheStateDirectoryIsUnwritable(t *testing.T) {
 	st, cfg := fixture(t)

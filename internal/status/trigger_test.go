@@ -54,8 +54,8 @@ type post struct {
 	says       []string
 }
 
-// Without status.token any local user can reach the trigger (issue 23,
-// point 13: they released held deletes, and looped syncs past the feed's
+// Without status.token any local user can reach the trigger (without the
+// rule they released held deletes, and looped syncs past the feed's
 // Retry-After). Without a token a POST starts only an ordinary sync, no
 // sooner than 5 minutes after the subscription's last run and never before
 // the feed's Retry-After; with the token, every option works as before and

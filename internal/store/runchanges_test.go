@@ -12,7 +12,7 @@ import (
 // TestRunChangesAreKeptBoundedAndTitled: a run's writes are kept, in
 // order, up to calsyncd.MaxRunChanges over its rounds; a delete takes the
 // title and start its event was last written with; the changes go with
-// their run when the retention prunes it (issue 26, point 1).
+// their run when the retention prunes it.
 func TestRunChangesAreKeptBoundedAndTitled(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, db testDB) {
 		s := db.open(t)

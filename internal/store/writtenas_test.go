@@ -11,7 +11,7 @@ import (
 // TestWrittenAs: the title and start a key was last created or updated
 // with, from the kept runs — the later run's, never a delete's, only the
 // subscription's own and only for the keys asked (a dry-run names a
-// delete by it, issue 26 point 4).
+// delete by it).
 func TestWrittenAs(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, db testDB) {
 		s := db.open(t)

@@ -11,7 +11,7 @@ import (
 
 // TestRunsKeepWhatTheyWrote: each run keeps, for the status page, what
 // Google took of its writes with the title and start written; a delete
-// carries the title its event was written with (issue 26, point 1).
+// carries the title its event was written with.
 func TestRunsKeepWhatTheyWrote(t *testing.T) {
 	h := newHarness(t, teamFeed)
 	berlin, _ := time.LoadLocation("Europe/Berlin")

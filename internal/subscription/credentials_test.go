@@ -127,7 +127,7 @@ func (w *credentialWorld) calendarReads() int { return w.fake.Stats().ByOp["cale
 // validators) writes nothing to Google, yet a revoked token is noticed:
 // each pass asks Google once whether it takes the account's credentials,
 // so three passes turn the subscription ERROR with a message that says
-// what to do. Issue 13: it stayed ACTIVE, exit 0, for ever.
+// what to do (not ACTIVE, exit 0, for ever).
 func TestARevokedTokenIsNoticedOnAnUnchangedFeed(t *testing.T) {
 	for _, mode := range []string{"304", "same body"} {
 		t.Run(mode, func(t *testing.T) {

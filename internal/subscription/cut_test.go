@@ -11,7 +11,7 @@ import (
 )
 
 // TestFeedWithoutEndVCalendarIsMirroredAndNeverDeletes: a feed that never
-// writes END:VCALENDAR (issue 24, defect 7) is mirrored run after run,
+// writes END:VCALENDAR is mirrored run after run,
 // ACTIVE, with a note: its complete events are created and updated, its
 // deletes held. Those of a body that stops between events are the
 // operator's to allow; a body that stops inside an event deletes nothing,

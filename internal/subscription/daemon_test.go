@@ -282,7 +282,7 @@ func TestDaemonPrunesTheRunHistory(t *testing.T) {
 }
 
 // TestDaemonNeverRunsAScheduleThatNeverFires: a schedule with no
-// activation that got past validation (issue 22.6: 276 runs in 20 s) is
+// activation that got past validation (276 runs in 20 s) is
 // logged and nothing is scheduled: no run back to back, no catch-up, no
 // next run recorded; the subscription can still be run by hand.
 func TestDaemonNeverRunsAScheduleThatNeverFires(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 )
 
 // defectsDir holds our own minimal reproductions of the recurrence, zone
-// and charset defects of issue 13, so that a bare clone tests each shape.
+// and charset defects found in real feeds, so that a bare clone tests each shape.
 const defectsDir = "../../testdata/feeds/defects"
 
 // TestDefectReproductionsShowInGoogleAsTheFeedMeans mirrors each minimal

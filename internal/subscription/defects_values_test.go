@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// TestValueDefectsShowInGoogle mirrors issue 24's value reproductions as
+// TestValueDefectsShowInGoogle mirrors the feed's value reproductions as
 // a server may serve them (with the charset it declares) and compares
 // what Google shows with the instances written out by hand.
 func TestValueDefectsShowInGoogle(t *testing.T) {

@@ -171,7 +171,7 @@ func TestReconcileRepairsContentDrift(t *testing.T) {
 // An instance of our series a person moved by hand becomes an exception
 // that carries the series' marks. Reconcile must not take it for a
 // duplicate copy of the series and delete it (that cancels the
-// occurrence, as calsyncd did before issue 13): it writes the instance
+// occurrence, as calsyncd once did): it writes the instance
 // back to the series' occurrence, found by its original start, keeping
 // the colour the person gave it.
 func TestReconcileRepairsAnInstanceMovedByHand(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 )
 
 // emptyEventsFeed is a feed of about size bytes of empty VEVENTs, each
-// skipped with a warning (issue 15: 5 MB of them wrote 200,007 WARN
+// skipped with a warning (5 MB of them wrote 200,007 WARN
 // lines, 33 MB, in one run).
 func emptyEventsFeed(size int) []byte {
 	const ev = "BEGIN:VEVENT\r\nEND:VEVENT\r\n"

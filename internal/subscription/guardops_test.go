@@ -27,7 +27,7 @@ func feedOf(from, n int) []byte {
 // TestAFeedReplacedWholeIsHeldUntilConfirmed: 100 events, then a feed of
 // 110 new UIDs. The first run creates the 110 and holds the 100 deletes;
 // the second must not weigh them against the 210 the first run's creates
-// made (issue 22, point 2): the 100 go on the third run, as
+// made: the 100 go on the third run, as
 // confirm_runs says.
 func TestAFeedReplacedWholeIsHeldUntilConfirmed(t *testing.T) {
 	h := newHarness(t, "")
@@ -50,8 +50,8 @@ func TestAFeedReplacedWholeIsHeldUntilConfirmed(t *testing.T) {
 
 // TestAFilterTypoWaitsForTheOperator: an include that matches nothing
 // would delete every event after confirm_runs; the deletes follow a change
-// of the configuration, so only --allow-deletes releases them (issue 22,
-// point 3), and the dry-run says so.
+// of the configuration, so only --allow-deletes releases them, and the
+// dry-run says so.
 func TestAFilterTypoWaitsForTheOperator(t *testing.T) {
 	h := newHarness(t, "")
 	h.setFeed(feedOf(0, 50))
@@ -81,7 +81,7 @@ func TestAFilterTypoWaitsForTheOperator(t *testing.T) {
 // TestAdoptedEventsAreNeverDeletedByTheRunThatAdoptedThem: a lost
 // database's reconcile finds our events in Google; those the feed no
 // longer has are held — whatever the counts, and on later runs too — and
-// go only with --allow-deletes (issue 22, point 4).
+// go only with --allow-deletes.
 func TestAdoptedEventsAreNeverDeletedByTheRunThatAdoptedThem(t *testing.T) {
 	h := newHarness(t, "")
 	h.setFeed(feedOf(0, 40))
@@ -120,8 +120,8 @@ func TestAdoptedEventsAreNeverDeletedByTheRunThatAdoptedThem(t *testing.T) {
 }
 
 // TestAGoogleOutageIsTransient: writes Google answers 5xx, beyond the
-// writer's retries, fail the run as class transient (issue 22, point 8:
-// it was "internal", see the daemon's log).
+// writer's retries, fail the run as class transient (it once
+// was "internal", see the daemon's log).
 func TestAGoogleOutageIsTransient(t *testing.T) {
 	h := newHarness(t, "")
 	h.fake.SetFaults(gcalfake.Faults{WriteOutage: 1})

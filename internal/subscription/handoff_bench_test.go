@@ -64,7 +64,7 @@ func handOffChild(url string) error {
 	return nil
 }
 
-// BenchmarkFeedHandOff is the pass's fetch and parse stages on issue 15's
+// BenchmarkFeedHandOff is the pass's fetch and parse stages on the huge
 // feed (324,000 minimal events in 20 MiB) served over HTTP, in a fresh
 // process: peak-RSS/B is that process's peak resident set over the feed's
 // size (the Go runtime's few MiB included).

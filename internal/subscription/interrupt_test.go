@@ -18,7 +18,7 @@ import (
 // TestShutdownDuringTheFeedDownloadIsDeferred: a run cut short by shutdown
 // while the feed's body is arriving is deferred: it neither counts toward
 // ERROR nor resets the count, and three such stops in a row leave a
-// healthy subscription ACTIVE (issue 22.7). A download the feed server
+// healthy subscription ACTIVE. A download the feed server
 // breaks off is still a failure.
 func TestShutdownDuringTheFeedDownloadIsDeferred(t *testing.T) {
 	body, err := os.ReadFile("../../testdata/feeds/team.ics")

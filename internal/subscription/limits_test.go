@@ -32,7 +32,7 @@ func secondlyFeed(weekly, series int) []byte {
 
 // TestCostLimits: a feed over its subscription's limits is refused whole
 // (a failed run, class feed_over_limit, a status note): nothing is written
-// and nothing already mirrored is deleted (issue 15: one FREQ=SECONDLY
+// and nothing already mirrored is deleted (one FREQ=SECONDLY
 // series became 1,000 writes, ten of them in 1.5 KB 10,000).
 func TestCostLimits(t *testing.T) {
 	tests := []struct {

@@ -41,7 +41,7 @@ func TestUnwritableLockDirectoryIsARecordedFailure(t *testing.T) {
 }
 
 // TestReconcileThatCannotListIsARecordedFailure: `sync --reconcile` with
-// Google unreachable fails the run (issue 15: it logged "reconcile
+// Google unreachable fails the run (it logged "reconcile
 // skipped" and ended ok); the next run reconciles again.
 func TestReconcileThatCannotListIsARecordedFailure(t *testing.T) {
 	h := newHarness(t, "")

@@ -44,7 +44,7 @@ func noteOf(t *testing.T, h *harness) string {
 // TestMovedCalendarIsMirroredAndTheOldOneVacated: a subscription whose
 // calendar changed mirrors the feed into the new calendar on its next run
 // (though the feed is unchanged), and then deletes its events, and only
-// its events, from the old one, saying so (issue 15, bug 3: the run was
+// its events, from the old one, saying so (the run was
 // not_modified, the new calendar stayed empty, and the old one kept its
 // events forever).
 func TestMovedCalendarIsMirroredAndTheOldOneVacated(t *testing.T) {
@@ -218,8 +218,7 @@ func TestDryRunOfAMoveWritesNothing(t *testing.T) {
 	if len(pv.Creates) != 8 || len(pv.Deletes) != 0 {
 		t.Errorf("the dry-run would create %d and delete %d, want the 8 events created in the new calendar", len(pv.Creates), len(pv.Deletes))
 	}
-	// It says what vacating the old calendar would delete (issue 22,
-	// point 1).
+	// It says what vacating the old calendar would delete.
 	if len(pv.Vacate) != 1 || pv.Vacate[0].At.Calendar != testCalendar || pv.Vacate[0].Deletes != 8 || pv.Vacate[0].Err != nil {
 		t.Errorf("the dry-run's vacate: %+v, want the 8 events of %s", pv.Vacate, testCalendar)
 	}
@@ -234,7 +233,7 @@ func TestDryRunOfAMoveWritesNothing(t *testing.T) {
 // TestAnotherIdOfTheSameCalendarIsNoMove: a subscription mirrored into
 // `primary`, whose calendar: is then written as the account's address,
 // has not moved: its events stay, none is written again and nothing is
-// vacated, in either direction (issue 22, point 1: the calendar was
+// vacated, in either direction (the calendar was
 // emptied, 12 of 12 events deleted, while status said MAPPED 12).
 func TestAnotherIdOfTheSameCalendarIsNoMove(t *testing.T) {
 	const address = "alice@example.com"
@@ -303,7 +302,7 @@ func TestVacateNeverEmptiesTheCalendarWrittenTo(t *testing.T) {
 
 // TestVacateGoesThroughTheGuard: a subscription moved while its feed lost
 // 70 of its 100 events would have deleted all 100 from the old calendar,
-// 70 of them the only copy left, with no guard asked (issue 22, point 1):
+// 70 of them the only copy left, with no guard asked:
 // a move's plan in the new calendar has no deletes. Those without a copy
 // in the new calendar are now held past the guard's limits, say so in the
 // note and the dry-run, and go with --allow-deletes.

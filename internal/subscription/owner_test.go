@@ -65,7 +65,7 @@ func ids(s ownedSnap) []string {
 
 // TestTwoOwnersNeverTouchEachOther: two installations (production, and a
 // test instance beside it) both name a subscription "team" and write one
-// calendar (issue 22, point 4). The test instance's first sync, with a feed
+// calendar. The test instance's first sync, with a feed
 // of 1 of production's 8 events, once adopted all 8 and deleted 7. Now
 // neither installation adopts, changes or deletes the other's events,
 // whatever it runs: a first sync, a reconcile, --allow-deletes, an empty

@@ -11,7 +11,7 @@ import (
 // TestGradualShrinkIsHeld: a feed losing half its events every run
 // (100 → 51 → 26 → 14 → 4) never deletes more than half of the last run,
 // so a guard that weighs only the last run deleted 96 events and held
-// none (issue 15). Weighed against the high-water mark of the last 7 days
+// none. Weighed against the high-water mark of the last 7 days
 // it is held from the third step on, and flagged; with the mark switched
 // off (period 0) the old behaviour is reproduced.
 func TestGradualShrinkIsHeld(t *testing.T) {

@@ -62,7 +62,7 @@ func (l *lockedBuffer) String() string {
 
 // TestPruneWaitsForTheRunningSync: a subscription removed with
 // prune_on_remove while it syncs is pruned as soon as that run ends
-// (issue 15, bug 7: the prune failed "already running", the run wrote all
+// (the prune failed "already running", the run wrote all
 // its events, and no later reload pruned them).
 func TestPruneWaitsForTheRunningSync(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

@@ -368,7 +368,7 @@ func TestCorpusConvergesUnderEveryReading(t *testing.T) {
 	t.Logf("%d corpus files (%d with series or overrides) × %d readings", n, recurring, len(readings))
 }
 
-// allDayCancelledFourth is issue 13's minimal reproduction: a weekly
+// allDayCancelledFourth is a minimal reproduction: a weekly
 // all-day series with an EXDATE and its fourth week cancelled.
 var allDayCancelledFourth = calendarOf(
 	vevent("UID:bins-weekly@example.com", "DTSTART;VALUE=DATE:20261207", "DTEND;VALUE=DATE:20261208",

@@ -57,7 +57,7 @@ func (w *opsWriter) took() int {
 // TestReloadAppliesEveryKey: after a reload that changes one key of a
 // subscription, its next run uses it — presentation keys re-render (an
 // update of every event), a filter's deletes are held, a limit refuses
-// the feed (issue 22, point 5: the log said changed=[] and the runs
+// the feed (the log said changed=[] and the runs
 // stayed not_modified with the old rendering until a restart).
 func TestReloadAppliesEveryKey(t *testing.T) {
 	s := func(v string) *string { return &v }

@@ -12,7 +12,7 @@ import (
 	"github.com/calsyncd/calsyncd/internal/config"
 )
 
-// TestUnchangedFeedRollsItsHorizonsForward (issue 24, defect 8): a feed
+// TestUnchangedFeedRollsItsHorizonsForward: a feed
 // that never changes, synced every three days for two years of an injected
 // clock. What the first render left beyond the window's end (a second
 // RRULE written as RDATEs, a DST-gap series written as single events, an

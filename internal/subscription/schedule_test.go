@@ -142,7 +142,7 @@ func TestErrorBackoffGrowsToItsCap(t *testing.T) {
 // TestSpreadScheduleNeverAnswersThePast: a base schedule with no
 // activation (robfig/cron answers the zero time after looking five years
 // ahead) must give cron the zero time ("never"), not a time in the past
-// that it would run at once, again and again (issue 22.6).
+// that it would run at once, again and again.
 func TestSpreadScheduleNeverAnswersThePast(t *testing.T) {
 	now := time.Date(2026, 12, 2, 5, 0, 0, 0, time.UTC)
 	tests := map[string]struct {
