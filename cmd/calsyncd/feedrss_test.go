@@ -163,10 +163,11 @@ type feedRun struct {
 func (w *feedWorld) run(tb testing.TB, profile string) feedRun {
 	tb.Helper()
 	peak, out, took := w.syncPeak(tb, profile)
-	var results []syncResult
-	if err := json.Unmarshal(out, &results); err != nil || len(results) != 1 {
+	var doc syncDoc
+	if err := json.Unmarshal(out, &doc); err != nil || len(doc.Subscriptions) != 1 {
 		tb.Fatalf("sync --json: %v\n%.2000s", err, out)
 	}
+	results := doc.Subscriptions
 	return feedRun{peak: peak, outcome: string(results[0].Run.Outcome), created: results[0].Run.Created, took: took}
 }
 

@@ -25,6 +25,13 @@ type Stream struct {
 	h      hash.Hash
 	sum    string // the body's hash, once read to its end
 	err    error  // io.EOF at the end, else the *Error the read failed with
+	// mem is the whole body when it is already in memory (a file), and
+	// memSum its hash: Whole hands them over without a copy.
+	mem    []byte
+	memSum string
+	// size is how long the body says it is (Content-Length), 0 when
+	// unknown: Whole's first allocation.
+	size int64
 }
 
 func newStream(r io.Reader, closer func() error, limit int64) *Stream {
@@ -32,6 +39,34 @@ func newStream(r io.Reader, closer func() error, limit int64) *Stream {
 		closer = func() error { return nil }
 	}
 	return &Stream{r: r, closer: closer, limit: limit, h: sha256.New()}
+}
+
+// memStream streams a body already in memory, its hash known.
+func memStream(body []byte, sum string, limit int64) *Stream {
+	s := newStream(bytes.NewReader(body), nil, limit)
+	s.mem, s.memSum = body, sum
+	return s
+}
+
+// Whole reads the rest of the body and returns it with its hash: for a
+// reader that compares the hash before it reads the body (an unchanged
+// feed without validators is then never parsed). A body already in
+// memory is returned as it is. Errors are Read's.
+func (s *Stream) Whole() ([]byte, string, error) {
+	if s.mem != nil && s.n == 0 && s.err == nil {
+		s.n, s.err, s.sum = int64(len(s.mem)), io.EOF, s.memSum
+		body := s.mem
+		s.mem = nil
+		return body, s.sum, nil
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, min(max(s.size, 0), s.limit)+bytes.MinRead))
+	if _, err := buf.ReadFrom(s); err != nil {
+		return nil, "", err
+	}
+	if s.err != io.EOF {
+		return nil, "", s.err
+	}
+	return buf.Bytes(), s.sum, nil
 }
 
 // Read implements io.Reader.
@@ -96,7 +131,7 @@ func (f *Fetcher) Open(ctx context.Context, req Request) (*Response, error) {
 		return resp, err
 	}
 	body := resp.Body
-	resp.Stream, resp.Body, resp.BodyHash = newStream(bytes.NewReader(body), nil, f.limit()), nil, ""
+	resp.Stream, resp.Body, resp.BodyHash = memStream(body, resp.BodyHash, f.limit()), nil, ""
 	return resp, nil
 }
 
@@ -119,5 +154,7 @@ func (f *Fetcher) stream(resp *http.Response) (*Stream, error) {
 		}
 		return newStream(zr, func() error { return errors.Join(zr.Close(), resp.Body.Close()) }, limit), nil
 	}
-	return newStream(resp.Body, resp.Body.Close, limit), nil
+	s := newStream(resp.Body, resp.Body.Close, limit)
+	s.size = resp.ContentLength
+	return s, nil
 }

@@ -32,40 +32,54 @@ func (pr parsed) renderedAs() parsed {
 
 // parse reads the feed's events within the window, from the body as it
 // arrives: the body, its lines and the parsed tree are never all held at
-// once. The body's hash is known once it is read: a body unchanged since
-// the last complete run ends the pass here, before any mapping is read.
+// once. When the body may be the one of the last complete run (a stored
+// hash the pass may settle on), it is read whole and hashed first, and a
+// body unchanged ends the pass here, before it is parsed or any mapping
+// is read.
 func (r *Runner) parse(ctx context.Context, p pass) (parsed, *ending) {
 	win := p.cfg.EffectiveWindow(p.sub)
 	resp := p.fetched.resp
 	pr := parsed{now: r.now(), bodyHash: resp.BodyHash}
 	opts := feed.Options{DefaultZone: p.cfg.EffectiveTimeZone(p.sub), Identity: feed.Identity(p.sub.Identity),
 		WindowPast: win.PastReach(), WindowFuture: win.Future.D(), Now: pr.now, Charset: resp.Charset, MaxEvents: p.cfg.EffectiveLimits(p.sub).MaxEvents}
-	var (
-		cal *feed.Calendar
-		err error
-	)
-	if s := resp.Stream; s != nil {
-		cal, err = feed.Parse(s, opts)
-		hash, ferr := s.Finish()
+	body := resp.Body
+	if s := resp.Stream; s != nil && p.mayBeUnchanged() {
+		var ferr error
+		body, pr.bodyHash, ferr = s.Whole()
 		s.Close()
-		if ferr != nil && ctx.Err() != nil {
-			// Cut short by shutdown, not by the feed server.
-			return pr, interrupted()
-		}
 		if ferr != nil {
-			// Cut short or too large: the fetch failed, whatever the
-			// parser made of what it got.
-			r.observeFetch(p.sub.ID, "error")
-			return pr, stop(calsyncd.OutcomeFailed, ferr)
+			return pr, r.fetchCutShort(ctx, p, ferr)
 		}
-		pr.bodyHash = hash
-	} else {
-		cal, err = feed.ParseBytes(resp.Body, opts)
 	}
 	if pr.unchanged(p) && !p.full() {
 		r.observeFetch(p.sub.ID, "not_modified")
 		return pr, stop(calsyncd.OutcomeNotModified, nil)
 	}
+	r.observeParse(p.sub.ID)
+	var (
+		cal *feed.Calendar
+		err error
+	)
+	if s := resp.Stream; s != nil && body == nil {
+		cal, err = feed.Parse(s, opts)
+		hash, ferr := s.Finish()
+		s.Close()
+		if ferr != nil {
+			return pr, r.fetchCutShort(ctx, p, ferr)
+		}
+		pr.bodyHash = hash
+		if pr.unchanged(p) && !p.full() {
+			r.observeFetch(p.sub.ID, "not_modified")
+			return pr, stop(calsyncd.OutcomeNotModified, nil)
+		}
+	} else {
+		cal, err = feed.ParseBytes(body, opts)
+	}
+	return r.parsedAs(p, pr, cal, err)
+}
+
+// parsedAs ends the parse stage with what the parser made of the body.
+func (r *Runner) parsedAs(p pass, pr parsed, cal *feed.Calendar, err error) (parsed, *ending) {
 	if lim := (*feed.LimitError)(nil); errors.As(err, &lim) {
 		// The parser stopped reading past limits.max_events: refused as
 		// the guard refuses a feed over its limits.
@@ -84,6 +98,35 @@ func (r *Runner) parse(ctx context.Context, p pass) (parsed, *ending) {
 	p.logWarnings(cal.Warnings)
 	pr.cal = cal
 	return pr, nil
+}
+
+// fetchCutShort ends a pass whose body could not be read to its end: cut
+// short or too large, the fetch failed, whatever the parser made of what
+// it got; cut short by shutdown, it is deferred.
+func (r *Runner) fetchCutShort(ctx context.Context, p pass, err error) *ending {
+	if ctx.Err() != nil {
+		return interrupted()
+	}
+	r.observeFetch(p.sub.ID, "error")
+	return stop(calsyncd.OutcomeFailed, err)
+}
+
+// mayBeUnchanged: the pass would settle on a body hash equal to the
+// stored one, so the hash is worth knowing before the body is parsed.
+func (p pass) mayBeUnchanged() bool {
+	return p.found.BodyHash != "" && p.found.ConsecutiveErrors == 0 && !p.full()
+}
+
+// parseObserver is an Observer that is also told when a feed is parsed
+// (an unchanged body is not).
+type parseObserver interface {
+	FeedParsed(subscription string)
+}
+
+func (r *Runner) observeParse(id string) {
+	if o, ok := r.Observer.(parseObserver); ok {
+		o.FeedParsed(id)
+	}
 }
 
 // unchanged: the body is the one of the last complete run (for servers
