@@ -8,7 +8,7 @@ import "errors"
 // class to the operator, and rate and usage limits never count toward ERROR.
 type ErrorClass string
 
-// Classes of Google's answers, as gcalwriter.Classify reads them.
+// Classes of Google's answers, as gcalwriter.ClassifyAt reads them.
 const (
 	ClassNone         ErrorClass = ""
 	ClassRateLimited  ErrorClass = "rate_limited"

@@ -35,18 +35,12 @@ const (
 	usageWindowCap  = 4 * time.Hour
 )
 
-// ThrottleUntil is when an account's throttle window closes after Google
+// throttleUntil is when an account's throttle window closes after Google
 // refused a write with c, the level-th window in a row (1 for the first).
-// Rate limits wait 30 s doubling to 15 min; usage limits (the account is
-// read-only for hours) wait 1 h doubling to 4 h and never less than an hour,
-// so Google is probed at most hourly; the project's daily quota waits for
-// Google's daily reset. A Retry-After is always honoured.
-func ThrottleUntil(c Classification, level int, jitter float64, now time.Time) time.Time {
-	d := calsyncd.DefaultWriterLimits()
-	return throttleUntil(c, level, jitter, now, d.RateWindow, d.RateWindowCap)
-}
-
-// throttleUntil is ThrottleUntil with the rate-limit window configured.
+// Rate limits wait rateBase doubling to rateCap; usage limits (the account
+// is read-only for hours) wait 1 h doubling to 4 h and never less than an
+// hour, so Google is probed at most hourly; the project's daily quota waits
+// for Google's daily reset. A Retry-After is always honoured.
 func throttleUntil(c Classification, level int, jitter float64, now time.Time, rateBase, rateCap time.Duration) time.Time {
 	switch {
 	case c.Daily:

@@ -40,13 +40,10 @@ func (c Classification) Retryable() bool {
 	return c.Class == calsyncd.ClassRateLimited || c.Class == calsyncd.ClassTransient
 }
 
-// Classify sorts an error into a Class, reading an HTTP-date Retry-After
-// against the clock. It is conservative both ways: an auth failure is never
-// taken for a rate limit (that would stall a broken subscription silently)
-// and a rate limit never for an auth failure (the seeds' failure loop).
-func Classify(err error) Classification { return ClassifyAt(err, time.Now()) }
-
-// ClassifyAt is Classify with the current time given, so it does no I/O and
+// ClassifyAt sorts an error into a Class. It is conservative both ways: an
+// auth failure is never taken for a rate limit (that would stall a broken
+// subscription silently) and a rate limit never for an auth failure. The
+// current time is given, so it does no I/O and
 // reads no clock: an HTTP-date Retry-After is measured from the response's
 // Date header when there is one, else from now.
 func ClassifyAt(err error, now time.Time) Classification {

@@ -150,21 +150,21 @@ func TestRateLimitsAndAuthNeverMix(t *testing.T) {
 	auth := []string{"forbidden", "insufficientPermissions", "accessNotConfigured", "authError", ""}
 	for _, code := range []int{403, 429} {
 		for _, r := range limits {
-			if c := gcalwriter.Classify(gerr(code, r, "x")); c.Class == calsyncd.ClassAuth {
+			if c := gcalwriter.ClassifyAt(gerr(code, r, "x"), time.Now()); c.Class == calsyncd.ClassAuth {
 				t.Errorf("%d %s classified as auth", code, r)
 			}
 		}
 	}
 	for _, code := range []int{401, 403} {
 		for _, r := range auth {
-			c := gcalwriter.Classify(gerr(code, r, "x"))
+			c := gcalwriter.ClassifyAt(gerr(code, r, "x"), time.Now())
 			if c.Class == calsyncd.ClassRateLimited || c.Class == calsyncd.ClassUsageLimited {
 				t.Errorf("%d %q classified as %s", code, r, c.Class)
 			}
 		}
 	}
 	for _, r := range limits {
-		if c := gcalwriter.Classify(gerr(401, r, "x")); c.Class != calsyncd.ClassAuth {
+		if c := gcalwriter.ClassifyAt(gerr(401, r, "x"), time.Now()); c.Class != calsyncd.ClassAuth {
 			t.Errorf("401 %s classified as %s, want auth", r, c.Class)
 		}
 	}

@@ -1,7 +1,7 @@
 // Package gcalwriter writes planned changes to Google Calendar without ever
 // failing on a rate limit: it converts feed events to Google events marked
 // as ours, paces each account's requests (Pacer), classifies Google's
-// errors in one place (Classify), retries within a budget (Backoff), defers
+// errors in one place (ClassifyAt), retries within a budget (Backoff), defers
 // what Google throttles behind a per-account window it remembers across
 // restarts, and persists every successful write at once through a callback.
 // One Writer serves one Google account: Pool holds them.

@@ -95,7 +95,7 @@ func (n *naiveWriter) Apply(ctx context.Context, b diff.Batch, p calsyncd.Persis
 					_ = p.Saved(ctx, calsyncd.Mapping{Key: op.Key, EventID: id, Hash: op.Event.Hash})
 				default:
 					res.Failed++
-					if gcalwriter.Classify(err).Class == calsyncd.ClassRateLimited {
+					if gcalwriter.ClassifyAt(err, time.Now()).Class == calsyncd.ClassRateLimited {
 						n.rejected++
 					}
 				}

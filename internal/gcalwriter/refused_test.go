@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
+	"time"
 
 	"golang.org/x/oauth2"
 	"google.golang.org/api/googleapi"
@@ -42,7 +43,7 @@ func TestErrorCredentialsRefused(t *testing.T) {
 		"canceled":                  {context.Canceled, false},
 	}
 	for name, tt := range tests {
-		c := gcalwriter.Classify(tt.err)
+		c := gcalwriter.ClassifyAt(tt.err, time.Now())
 		err := &gcalwriter.Error{Subscription: "team", Op: "insert", Class: c.Class, Code: c.Code, Reason: c.Reason, Msg: c.Message, Err: tt.err}
 		if got := calsyncd.CredentialsRefused(err); got != tt.want {
 			t.Errorf("%s (class %s): CredentialsRefused = %v, want %v", name, c.Class, got, tt.want)

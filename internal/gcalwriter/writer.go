@@ -531,35 +531,23 @@ func (w *Writer) failed(br *batchRun, bud *budget, slot *Slot, err error, now ti
 		}
 		r.ByClass[c.Class]++
 	})
-	switch c.Class {
-	case calsyncd.ClassRateLimited:
+	if c.Class == calsyncd.ClassRateLimited {
 		w.pacer.RateLimited(slot.Start)
-	case calsyncd.ClassTransient:
-	case calsyncd.ClassUsageLimited:
-		// The account is read-only for hours: retrying would only
-		// prolong it.
+	}
+	jitter := 0.0
+	if c.Class == calsyncd.ClassRateLimited || c.Class == calsyncd.ClassTransient {
+		jitter = w.jitter() // drawn only when a backoff uses it
+	}
+	v := decide(c, *bud, w.o, jitter)
+	*bud = v.Budget
+	switch v.Kind {
+	case verdictThrottle:
 		w.openWindow(br.ctx, c)
 		return 0, errThrottled
-	case calsyncd.ClassAuth:
-		if c.Code == 401 && !bud.reauthed {
-			// Once more at once, with whatever token the source has now.
-			bud.reauthed = true
-			return 0, nil
-		}
-		return 0, err
-	default:
+	case verdictFail:
 		return 0, err
 	}
-	bud.attempts++
-	wait := Backoff(w.o.RetryBase, w.o.RetryCap, bud.attempts, w.jitter(), c.RetryAfter)
-	if bud.attempts >= w.o.MaxAttempts || bud.waited+wait > w.o.MaxRetryWait {
-		if c.Class == calsyncd.ClassRateLimited {
-			w.openWindow(br.ctx, c)
-			return 0, errThrottled
-		}
-		return 0, err
-	}
-	return wait, nil
+	return v.Wait, nil
 }
 
 // requestKind tells call whether a request spends the write quota.

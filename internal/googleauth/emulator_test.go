@@ -117,7 +117,7 @@ func TestCalendarClientThroughEmulator(t *testing.T) {
 	if err == nil {
 		t.Fatal("insert succeeded with a revoked token")
 	}
-	c := gcalwriter.Classify(err)
+	c := gcalwriter.ClassifyAt(err, time.Now())
 	if c.Class != calsyncd.ClassAuth || c.Reason != "invalid_grant" {
 		t.Errorf("Classify = %+v, want auth/invalid_grant", c)
 	}
@@ -161,7 +161,7 @@ func TestServiceAccountThroughEmulator(t *testing.T) {
 	// writer sees as auth: the guard is real.
 	api.allow("someone-else")
 	_, err = svc.Calendars.Get("team@example.com").Context(ctx).Do()
-	if c := gcalwriter.Classify(err); c.Class != calsyncd.ClassAuth || c.Code != 401 {
+	if c := gcalwriter.ClassifyAt(err, time.Now()); c.Class != calsyncd.ClassAuth || c.Code != 401 {
 		t.Errorf("wrong token: Classify = %+v", c)
 	}
 }

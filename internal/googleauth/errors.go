@@ -18,7 +18,7 @@ import (
 // service account. Hint says what to do. It never holds a token or a key.
 //
 // When it comes from the token endpoint, Err is (or wraps) the
-// *oauth2.RetrieveError, so gcalwriter.Classify sees class auth through it.
+// *oauth2.RetrieveError, so gcalwriter.ClassifyAt sees class auth through it.
 type Error struct {
 	Account string
 	// Op is what failed: "load", "read credentials", "read token",

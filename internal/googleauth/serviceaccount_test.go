@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/gcalwriter"
@@ -120,7 +121,7 @@ func TestServiceAccountRefused(t *testing.T) {
 			if want, _, _ := strings.Cut(strings.TrimPrefix(tc.body, `{"error":"`), `"`); aerr.Reason != want {
 				t.Errorf("Reason = %q, want %q", aerr.Reason, want)
 			}
-			if c := gcalwriter.Classify(err); c.Class != calsyncd.ClassAuth {
+			if c := gcalwriter.ClassifyAt(err, time.Now()); c.Class != calsyncd.ClassAuth {
 				t.Errorf("class = %q, want auth", c.Class)
 			}
 			if strings.Contains(err.Error(), "PRIVATE KEY") {

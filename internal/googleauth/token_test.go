@@ -214,7 +214,7 @@ func TestTokenEndpointFailuresClassify(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err = creds.TokenSource.Token()
-			c := gcalwriter.Classify(err)
+			c := gcalwriter.ClassifyAt(err, time.Now())
 			if c.Class != tc.wantClass {
 				t.Errorf("class = %q, want %q (err %v)", c.Class, tc.wantClass, err)
 			}
@@ -251,7 +251,7 @@ func TestNewLoginRepairsARunningSource(t *testing.T) {
 		t.Fatal(err)
 	}
 	oauth.failWith(400, `{"error":"invalid_grant","error_description":"Token has been expired or revoked."}`)
-	if _, err := creds.TokenSource.Token(); gcalwriter.Classify(err).Class != calsyncd.ClassAuth {
+	if _, err := creds.TokenSource.Token(); gcalwriter.ClassifyAt(err, time.Now()).Class != calsyncd.ClassAuth {
 		t.Fatalf("revoked: %v", err)
 	}
 	if _, err := creds.TokenSource.Token(); err == nil {
