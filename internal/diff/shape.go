@@ -95,6 +95,7 @@ func Shape(events []feed.Event, opts ShapeOptions) Shaped {
 		refused[r.Key] = r
 	}
 	sh := &shaper{opts: opts, refused: refused}
+	sh.out.Events = make([]feed.Event, 0, len(events))
 	for _, g := range groupEvents(events) {
 		sh.group(g)
 	}
@@ -102,6 +103,38 @@ func Shape(events []feed.Event, opts ShapeOptions) Shaped {
 		return compareKeys(a.Key(), b.Key())
 	})
 	return sh.out
+}
+
+// ShapeInPlace is Shape for a caller that gives events up: when every
+// event is a single event of its own UID (no series, no override), as
+// most huge feeds are, Google holds them as they are, and the shape is
+// made in events' own storage instead of a copy beside it. Otherwise it
+// is Shape, and events are left as they were.
+func ShapeInPlace(events []feed.Event, opts ShapeOptions) Shaped {
+	if !allSingles(events) {
+		return Shape(events, opts)
+	}
+	for i := range events {
+		ev := &events[i]
+		ev.ThisAndFuture = false
+		ev.Hash = ev.ComputeHash()
+	}
+	return Shaped{Events: events}
+}
+
+// allSingles: every event is a single event, none recurring or an
+// override, in strictly increasing key order (so no UID is repeated).
+func allSingles(events []feed.Event) bool {
+	for i := range events {
+		ev := &events[i]
+		if ev.RecurrenceID != "" || ev.IsRecurring() || ev.ThisAndFuture {
+			return false
+		}
+		if i > 0 && compareKeys(events[i-1].Key(), ev.Key()) >= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 type shaper struct {

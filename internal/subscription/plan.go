@@ -73,7 +73,9 @@ func shape(p pass, n int) shaped {
 	if win.Future > 0 {
 		opts.To = now.Add(win.Future.D())
 	}
-	return shaped{n: n, shaped: diff.Shape(p.rendered.Events, opts), reach: opts.To.Sub(now)}
+	// The rendered events are let go once shaped (run), so a feed of
+	// single events is shaped in their own storage, not copied beside it.
+	return shaped{n: n, shaped: diff.ShapeInPlace(p.rendered.Events, opts), reach: opts.To.Sub(now)}
 }
 
 // anySeries: some of the events are recurring.

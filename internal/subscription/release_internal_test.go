@@ -26,7 +26,9 @@ func (nothingStored) Flush(context.Context, string) error                      {
 
 // feedReachable is a Writer that, as the writes begin, says whether the
 // feed's parsed events can still be reached (a weak pointer to them
-// survives a collection), and takes every write.
+// survives a collection) other than as the events written (a feed of
+// single events is shaped in its own storage: held once), and takes
+// every write.
 type feedReachable struct {
 	Writer
 	events    weak.Pointer[feed.Event]
@@ -38,12 +40,20 @@ func (w *feedReachable) Unsupported(*feed.Event) string { return "" }
 
 func (w *feedReachable) Apply(_ context.Context, b diff.Batch, _ calsyncd.Persister) calsyncd.WriteResult {
 	runtime.GC()
-	w.reachable, w.writes = w.events.Value() != nil, len(b.Ops)
+	first := w.events.Value()
+	w.reachable, w.writes = first != nil, len(b.Ops)
+	for _, op := range b.Ops {
+		if first != nil && op.Event == first {
+			// The shape is the feed's own storage, not a second copy.
+			w.reachable = false
+		}
+	}
 	return calsyncd.WriteResult{Created: len(b.Ops)}
 }
 
 // releaseFeed: by the time the writes begin, the pass holds the feed's
-// events once (shaped), not twice, unless Google may refuse a series and
+// events once (shaped, in their own storage when they are all single
+// events), not twice, unless Google may refuse a series and
 // a second round must shape the feed again: singles are let go after
 // shape, a series the plan writes is kept, a series unchanged since the
 // last run (nothing of it written) is let go before the writes. The
