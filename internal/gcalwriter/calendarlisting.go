@@ -38,7 +38,7 @@ func (w *Writer) holdable(br *batchRun, op diff.Op) bool {
 		return false
 	}
 	seriesID, _, refused := br.seriesOf(op)
-	return !refused && seriesID != "" && br.listed(seriesID, op.Event.Original) == nil
+	return !refused && seriesID != "" && br.listings.at(seriesID, op.Event.Original) == nil
 }
 
 // needsLookup: an override created or updated without the id of its
@@ -154,30 +154,6 @@ func (w *Writer) listCalendar(br *batchRun, held []diff.Op) {
 		token = page.NextPageToken
 	}
 	for id, items := range found {
-		br.addListing(id, items)
-	}
-}
-
-// addListing adds listed instances of a series to what the batch holds
-// of it (a newer item replaces an older one).
-func (br *batchRun) addListing(seriesID string, items []*calendar.Event) {
-	br.mu.Lock()
-	defer br.mu.Unlock()
-	if br.instances == nil {
-		br.instances = map[string]map[string]*calendar.Event{}
-	}
-	// A new map: a listing kept before may be read without the lock.
-	byStart := map[string]*calendar.Event{}
-	for k, in := range br.instances[seriesID] {
-		byStart[k] = in
-	}
-	br.instances[seriesID] = byStart
-	for _, in := range items {
-		if in.RecurringEventId != seriesID {
-			continue
-		}
-		if k := originalOf(in); k != "" {
-			byStart[k] = in
-		}
+		br.listings.add(id, items)
 	}
 }

@@ -80,7 +80,7 @@ func (w *Writer) writeInstance(br *batchRun, bud *budget, op diff.Op) error {
 	want.RecurringEventId = seriesID
 	want.OriginalStartTime = originalStartTime(op)
 	orig := op.Event.Original
-	if inst := br.listed(seriesID, orig); inst != nil {
+	if inst := br.listings.at(seriesID, orig); inst != nil {
 		return w.writeFound(br, bud, op, want, seriesID, inst)
 	}
 	if op.Kind == diff.Update && op.Mapping != nil && op.Mapping.EventID != "" {
@@ -298,13 +298,8 @@ func (w *Writer) findInstance(br *batchRun, bud *budget, seriesID string, op dif
 		}
 	}
 	lo, hi := instanceWindow(op.Event, op.Parent)
-	items, err := w.listInstances(br, bud, seriesID, maxLookupPages, func(c *calendar.EventsInstancesCall) *calendar.EventsInstancesCall {
-		return c.TimeMin(lo.Format(time.RFC3339)).TimeMax(hi.Format(time.RFC3339)).MaxResults(250)
-	})
+	items, err := w.instancesIn(br, bud, seriesID, op, lo, hi, 250, maxLookupPages)
 	if err != nil {
-		if w.classOf(err).Class == calsyncd.ClassGone {
-			return nil, seriesGone(op, err)
-		}
 		return nil, err
 	}
 	if in := instanceAt(items, seriesID, orig); in != nil {
@@ -317,14 +312,8 @@ func (w *Writer) findInstance(br *batchRun, bud *budget, seriesID string, op dif
 	// Not near its original start nor where the feed puts it: a person
 	// may have moved it far. A year either side holds any such move in
 	// one page for a daily series; past that it is reported missing.
-	lo, hi = orig.T.Add(-farMove).UTC(), orig.T.Add(farMove).UTC()
-	items, err = w.listInstances(br, bud, seriesID, farMovePages, func(c *calendar.EventsInstancesCall) *calendar.EventsInstancesCall {
-		return c.TimeMin(lo.Format(time.RFC3339)).TimeMax(hi.Format(time.RFC3339)).MaxResults(2500)
-	})
+	items, err = w.instancesIn(br, bud, seriesID, op, orig.T.Add(-farMove).UTC(), orig.T.Add(farMove).UTC(), 2500, farMovePages)
 	if err != nil {
-		if w.classOf(err).Class == calsyncd.ClassGone {
-			return nil, seriesGone(op, err)
-		}
 		return nil, err
 	}
 	if in := instanceAt(items, seriesID, orig); in != nil {
@@ -371,17 +360,11 @@ func (w *Writer) listSeries(br *batchRun, bud *budget, seriesID string, op diff.
 	if n < 2 {
 		return nil, nil
 	}
-	items, err := w.listInstances(br, bud, seriesID, maxLookupPages, func(c *calendar.EventsInstancesCall) *calendar.EventsInstancesCall {
-		return c.TimeMin(lo.Format(time.RFC3339)).TimeMax(hi.Format(time.RFC3339)).MaxResults(2500)
-	})
+	items, err := w.instancesIn(br, bud, seriesID, op, lo, hi, 2500, maxLookupPages)
 	if err != nil {
-		if w.classOf(err).Class == calsyncd.ClassGone {
-			return nil, seriesGone(op, err)
-		}
 		return nil, err
 	}
-	br.keepListing(seriesID, items)
-	return br.listed(seriesID, op.Event.Original), nil
+	return br.listings.add(seriesID, items)[originalStart(op.Event.Original)], nil
 }
 
 // maxLookupPages bounds the pages one lookup or check reads.
@@ -391,36 +374,6 @@ func seriesGone(op diff.Op, err error) error {
 	// The series itself is gone from Google (deleted by hand): the next
 	// reconcile restores it.
 	return fmt.Errorf("gcalwriter: the series of %s is gone from Google: %w", op.Key, err)
-}
-
-// listInstances reads events.instances of a series, deleted ones included,
-// up to pages pages.
-func (w *Writer) listInstances(br *batchRun, bud *budget, seriesID string, pages int,
-	filter func(*calendar.EventsInstancesCall) *calendar.EventsInstancesCall) ([]*calendar.Event, error) {
-	var (
-		out   []*calendar.Event
-		token string
-	)
-	for range pages {
-		var page *calendar.Events
-		err := w.call(br, bud, read, func(ctx context.Context) (err error) {
-			call := filter(w.svc.Events.Instances(br.CalendarID, seriesID).ShowDeleted(true)).Context(ctx)
-			if token != "" {
-				call = call.PageToken(token)
-			}
-			page, err = call.Do(w.callOpts...)
-			return err
-		})
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, page.Items...)
-		if page.NextPageToken == "" {
-			break
-		}
-		token = page.NextPageToken
-	}
-	return out, nil
 }
 
 // instanceWindow is a time range that holds the instance an override
@@ -444,41 +397,6 @@ func minTime(a, b time.Time) time.Time {
 		return b
 	}
 	return a
-}
-
-// instanceAt is the item that is the series' instance at orig, or nil.
-func instanceAt(items []*calendar.Event, seriesID string, orig feed.Time) *calendar.Event {
-	for _, in := range items {
-		if isInstanceAt(in, seriesID, orig) {
-			return in
-		}
-	}
-	return nil
-}
-
-// isInstanceAt reports whether ev is the series' instance whose original
-// start is orig: the date for an all-day instance, the instant for a timed
-// one.
-func isInstanceAt(ev *calendar.Event, seriesID string, orig feed.Time) bool {
-	return ev != nil && ev.RecurringEventId == seriesID && ev.OriginalStartTime != nil &&
-		originalOf(ev) == originalStart(orig)
-}
-
-// originalOf renders an instance's originalStartTime as originalStart
-// renders a feed's: the date, or the instant in UTC ("" when unreadable).
-func originalOf(ev *calendar.Event) string {
-	o := ev.OriginalStartTime
-	switch {
-	case o == nil:
-		return ""
-	case o.Date != "":
-		return o.Date
-	}
-	t, err := time.Parse(time.RFC3339, o.DateTime)
-	if err != nil {
-		return ""
-	}
-	return t.UTC().Format(time.RFC3339)
 }
 
 // derivedInstanceID is the id Google derives for a series' instance:
@@ -514,20 +432,6 @@ func originalStartTime(op diff.Op) *calendar.EventDateTime {
 		}
 	}
 	return dt
-}
-
-// originalStart renders an instance's original start as events.instances'
-// originalStart takes it and as instances are matched: RFC 3339 in UTC for
-// a timed instance, the date for an all-day one. The discovery document
-// only says "the original start time of the instance"; Google may honour,
-// ignore or reject the date form (gcalfake's AllDayOriginalStart), so no
-// answer to it is trusted: findInstance checks every item, and falls back
-// to a time window when the filter does not find the instance.
-func originalStart(o feed.Time) string {
-	if o.AllDay {
-		return o.Date()
-	}
-	return o.T.UTC().Format(time.RFC3339)
 }
 
 // forget drops the mapping of an instance exception without a request: its

@@ -59,7 +59,8 @@ func answeredRateLimit(br *batchRun) bool {
 	return br.res.ByClass[calsyncd.ClassRateLimited]+br.res.ByClass[calsyncd.ClassUsageLimited] > 0
 }
 
-func (w *Writer) apply(br *batchRun, op diff.Op) error {
+// writeOp writes one op of the batch, by its kind.
+func (w *Writer) writeOp(br *batchRun, op diff.Op) error {
 	bud := &budget{}
 	if op.Forget {
 		return w.forget(br, op)

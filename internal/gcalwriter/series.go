@@ -4,8 +4,6 @@ import (
 	"errors"
 	"time"
 
-	calendar "google.golang.org/api/calendar/v3"
-
 	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/diff"
 	"github.com/calsyncd/calsyncd/internal/feed"
@@ -49,9 +47,7 @@ func (w *Writer) verifySeries(br *batchRun, op diff.Op) {
 	if !ok {
 		return
 	}
-	items, err := w.listInstances(br, &budget{}, seriesID, maxLookupPages, func(c *calendar.EventsInstancesCall) *calendar.EventsInstancesCall {
-		return c.TimeMin(lo.Format(time.RFC3339)).TimeMax(hi.Format(time.RFC3339)).MaxResults(2500)
-	})
+	items, err := w.instancesIn(br, &budget{}, seriesID, op, lo, hi, 2500, maxLookupPages)
 	if err != nil {
 		w.log.Warn("cannot check the exceptions of a series after writing it; they are written again next run",
 			"subscription", br.SubscriptionID, "event", op.Key.String(), "error", err)
@@ -76,7 +72,7 @@ func (w *Writer) verifySeries(br *batchRun, op diff.Op) {
 		}
 		return
 	}
-	byStart := br.keepListing(seriesID, items)
+	byStart := br.listings.add(seriesID, items)
 
 	for _, ex := range op.Exceptions {
 		if br.stopErr() != nil {
@@ -150,27 +146,6 @@ func (w *Writer) repairException(br *batchRun, ex diff.Op) {
 	if perr := w.saved(br, ex, m); perr != nil {
 		w.stopWith(br, persistError(br, ex, perr).err)
 	}
-}
-
-// keepListing indexes a listing of a series' instances by original start
-// for the rest of the batch (only the series' own instances, matched by
-// recurringEventId: a loose answer may hold others).
-func (br *batchRun) keepListing(seriesID string, items []*calendar.Event) map[string]*calendar.Event {
-	byStart := map[string]*calendar.Event{}
-	for _, in := range items {
-		if in.RecurringEventId == seriesID {
-			if k := originalOf(in); k != "" {
-				byStart[k] = in
-			}
-		}
-	}
-	br.mu.Lock()
-	defer br.mu.Unlock()
-	if br.instances == nil {
-		br.instances = map[string]map[string]*calendar.Event{}
-	}
-	br.instances[seriesID] = byStart
-	return byStart
 }
 
 // offRuleHit is an exception a series' check found still shown off the

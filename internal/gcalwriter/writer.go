@@ -14,7 +14,6 @@ import (
 
 	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/diff"
-	"github.com/calsyncd/calsyncd/internal/feed"
 )
 
 // Error is a failure that stops a subscription's writes for this run.
@@ -134,10 +133,8 @@ type batchRun struct {
 	series  map[calsyncd.Key]writtenSeries
 	refused map[calsyncd.Key]bool
 	adopted map[string]bool
-	// instances holds, by series id and original start (originalStart's
-	// form), the instances listed after the series' write in this batch
-	// (verifySeries).
-	instances map[string]map[string]*calendar.Event
+	// listings is what the batch listed of its series' instances.
+	listings instanceIndex
 	// offRule holds the ids of exceptions found shown off their series'
 	// changed rule, for their Forget ops to delete; repairs the
 	// exceptions being repaired (verifySeries).
@@ -182,14 +179,6 @@ func (br *batchRun) wasAdopted(seriesID string) bool {
 	return br.adopted[seriesID]
 }
 
-// listed is the instance of the series at orig as listed after the
-// series' write in this batch, or nil.
-func (br *batchRun) listed(seriesID string, orig feed.Time) *calendar.Event {
-	br.mu.Lock()
-	defer br.mu.Unlock()
-	return br.instances[seriesID][originalStart(orig)]
-}
-
 // stopErr is why no further request may start, or nil.
 func (br *batchRun) stopErr() error {
 	if br.ctx.Err() != nil {
@@ -211,7 +200,7 @@ func (br *batchRun) update(f func(r *calsyncd.WriteResult)) {
 	f(&br.res)
 }
 
-// leftOver settles ops that were never started.
+// leftOver counts the ops that were never started.
 func (br *batchRun) leftOver(obs Observer, ops []diff.Op) {
 	if len(ops) == 0 {
 		return
@@ -348,7 +337,7 @@ func (w *Writer) writeGroups(br *batchRun, groups [][]diff.Op, progress func()) 
 						br.hold(op)
 						continue
 					}
-					w.settle(br, op, w.apply(br, op))
+					w.count(br, op, w.writeOp(br, op))
 					progress()
 				}
 			}
@@ -370,7 +359,7 @@ func (w *Writer) writeGroups(br *batchRun, groups [][]diff.Op, progress func()) 
 // progressMinOps is the smallest batch whose progress is logged.
 const progressMinOps = 40
 
-// progress returns a func to call after each settled op: for a large
+// progress returns a func to call after each counted op: for a large
 // batch it logs each quarter done, so a long first sync shows it is moving.
 func (w *Writer) progress(br *batchRun) func() {
 	total := len(br.Ops)

@@ -9,7 +9,7 @@ import (
 )
 
 // verdict is what became of one write. Every error a write can end with is
-// sorted into one, here and only here; settle counts it and the Observer
+// sorted into one, here and only here; count counts it and the Observer
 // is told its outcome.
 type verdict int
 
@@ -72,8 +72,8 @@ func (w *Writer) judge(err error) (verdict, Classification) {
 	return failed, c
 }
 
-// settle counts a write's outcome; a fatal one stops the batch.
-func (w *Writer) settle(br *batchRun, op diff.Op, err error) {
+// count counts a write's outcome; a fatal one stops the batch.
+func (w *Writer) count(br *batchRun, op diff.Op, err error) {
 	v, c := w.judge(err)
 	if !op.Forget {
 		// Forgetting a mapping is no write.
