@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/calsyncd/calsyncd/internal/gcalfake"
+	"github.com/calsyncd/calsyncd/internal/status"
 	"github.com/calsyncd/calsyncd/internal/store"
 	"github.com/calsyncd/calsyncd/internal/subscription/preview"
 )
@@ -133,7 +134,7 @@ subscriptions:
 		t.Fatal(err)
 	}
 	out, _, code = run(t, "sync", "--config", cfg, "--json")
-	var doc2 syncDoc
+	var doc2 status.SyncDoc
 	err = json.Unmarshal([]byte(out), &doc2)
 	res := doc2.Subscriptions
 	if err != nil || code != 0 {

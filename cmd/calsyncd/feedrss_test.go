@@ -19,6 +19,7 @@ import (
 
 	"github.com/calsyncd/calsyncd/internal/feed/feedgen"
 	"github.com/calsyncd/calsyncd/internal/gcalfake"
+	"github.com/calsyncd/calsyncd/internal/status"
 )
 
 // hugeFeedBytes is the size of the largest feed of each shape the
@@ -163,7 +164,7 @@ type feedRun struct {
 func (w *feedWorld) run(tb testing.TB, profile string) feedRun {
 	tb.Helper()
 	peak, out, took := w.syncPeak(tb, profile)
-	var doc syncDoc
+	var doc status.SyncDoc
 	if err := json.Unmarshal(out, &doc); err != nil || len(doc.Subscriptions) != 1 {
 		tb.Fatalf("sync --json: %v\n%.2000s", err, out)
 	}

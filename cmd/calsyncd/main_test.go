@@ -83,7 +83,7 @@ subscriptions:
 	if code != 0 {
 		t.Fatalf("sync team: code %d\n%s\n%s", code, out, stderr)
 	}
-	var doc syncDoc
+	var doc status.SyncDoc
 	err = json.Unmarshal([]byte(out), &doc)
 	res := doc.Subscriptions
 	if err != nil || len(res) != 1 || res[0].Run.Created != 9 || res[0].State != "ACTIVE" || res[0].Run.Outcome != "ok" {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/calsyncd/calsyncd/internal/gcalfake"
+	"github.com/calsyncd/calsyncd/internal/status"
 	"github.com/calsyncd/calsyncd/internal/store"
 )
 
@@ -79,7 +80,7 @@ type scaleOutcome struct {
 // reads the runs out of `calsyncd sync --json`.
 func (w *scaleWorld) check(tb testing.TB, syncJSON []byte) scaleOutcome {
 	tb.Helper()
-	var doc syncDoc
+	var doc status.SyncDoc
 	if err := json.Unmarshal(syncJSON, &doc); err != nil {
 		tb.Fatalf("sync --json: %v\n%.2000s", err, syncJSON)
 	}

@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"text/tabwriter"
 
 	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/config"
@@ -99,9 +96,9 @@ func (c *syncCommand) report(subs []config.Subscription, results []subscription.
 	}
 	var err error
 	if asJSON {
-		err = writeSyncJSON(c.m.Stdout, reports)
+		err = status.WriteSyncJSON(c.m.Stdout, reports)
 	} else {
-		err = writeSyncTable(c.m.Stdout, reports)
+		err = status.WriteSyncTable(c.m.Stdout, reports)
 	}
 	if err != nil {
 		return err
@@ -157,56 +154,4 @@ func selectSubscriptions(cfg *config.Config, ids []string) ([]config.Subscriptio
 		out = append(out, s)
 	}
 	return out, nil
-}
-
-// syncResult is the JSON form of one subscription's sync; the run and the
-// error have the shapes /status gives them.
-type syncResult struct {
-	Subscription      string              `json:"subscription"`
-	State             calsyncd.State      `json:"state"`
-	ConsecutiveErrors int                 `json:"consecutive_errors"`
-	Run               status.Run          `json:"run"`
-	Error             *status.ErrorReport `json:"error,omitempty"`
-}
-
-func toSyncResult(rep subscription.Report) syncResult {
-	res := syncResult{Subscription: rep.Subscription, State: rep.State, ConsecutiveErrors: rep.Transition.ConsecutiveErrors,
-		Run: status.RunOf(rep.Run)}
-	if rep.Run.ErrorClass != "" {
-		res.Error = &status.ErrorReport{Class: rep.Run.ErrorClass, Message: status.Explain(rep.Run.ErrorClass), Detail: rep.Run.Error}
-	}
-	return res
-}
-
-func writeSyncJSON(w io.Writer, reports []subscription.Report) error {
-	out := make([]syncResult, 0, len(reports))
-	for _, rep := range reports {
-		if rep.Run.ID == 0 {
-			continue
-		}
-		out = append(out, toSyncResult(rep))
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(syncDoc{Subscriptions: out})
-}
-
-// syncDoc is what `sync --json` prints: an object, as every command's
-// --json is, so fields can join it later without breaking a reader.
-type syncDoc struct {
-	Subscriptions []syncResult `json:"subscriptions"`
-}
-
-func writeSyncTable(w io.Writer, reports []subscription.Report) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SUBSCRIPTION\tOUTCOME\tSTATE\tCREATED\tUPDATED\tDELETED\tUNCHANGED\tDEFERRED\tFAILED\tREJECTED\tHELD")
-	for _, rep := range reports {
-		if rep.Run.ID == 0 {
-			continue
-		}
-		r := rep.Run
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", rep.Subscription, r.Outcome, rep.State,
-			r.Created, r.Updated, r.Deleted, r.Unchanged, r.Deferred, r.Failed, r.Rejected, r.HeldDeletes)
-	}
-	return tw.Flush()
 }
