@@ -256,3 +256,54 @@ func TestOneRecurrenceModel(t *testing.T) {
 		}
 	}
 }
+
+// TestNothingCitesOutsideTheRepository: what the code relies on is written
+// in the repository (docs/), so no file cites notes kept beside it, and
+// every docs/ page a file names exists. The architecture docs describe
+// the system as it is: no issue numbers (commit messages keep the
+// history).
+func TestNothingCitesOutsideTheRepository(t *testing.T) {
+	outside := regexp.MustCompile(`\b(DESIGN|STYLE)\.md\b|shared/(reference|seeds)\b|google-calendar-api\.md`)
+	docsPage := regexp.MustCompile(`\bdocs/([A-Za-z0-9_.-]+\.md)\b`)
+	issue := regexp.MustCompile(`(?i)\b(issue|#)\s*#?\d+\b|\bissue \d+`)
+	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case ".git", "testdata", "node_modules":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch filepath.Ext(path) {
+		case ".go", ".md", ".yaml", ".yml", ".service", ".1", ".sh", "":
+		default:
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if m := outside.FindString(line); m != "" {
+				t.Errorf("%s:%d cites %q, a document outside the repository", path, i+1, m)
+			}
+			for _, m := range docsPage.FindAllStringSubmatch(line, -1) {
+				if _, err := os.Stat(filepath.Join("docs", m[1])); err != nil {
+					t.Errorf("%s:%d names docs/%s, which does not exist", path, i+1, m[1])
+				}
+			}
+			if path == filepath.Join("docs", "architecture.md") || strings.HasSuffix(path, "doc.go") {
+				if m := issue.FindString(line); m != "" {
+					t.Errorf("%s:%d: %q: the architecture docs describe the system, not its history", path, i+1, m)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

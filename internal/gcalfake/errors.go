@@ -59,7 +59,7 @@ func (e *APIError) write(w http.ResponseWriter) {
 }
 
 // The errors Google's Calendar API answers with, as documented on "Handle
-// API errors" (see shared/reference/google-calendar-api.md §1.2).
+// API errors" (docs/google.md §1.2).
 func errNotFound() *APIError {
 	return &APIError{Code: 404, Domain: "global", Reason: "notFound", Message: "Not Found"}
 }

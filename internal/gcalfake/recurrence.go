@@ -12,7 +12,7 @@ import (
 )
 
 // How the emulator models recurrence, from the Calendar API reference
-// (shared/reference/google-calendar-api.md §3.5) and public reports:
+// (docs/google.md §3.4) and public reports:
 //
 //   - A recurring event (the master) holds RRULE, EXRULE, RDATE and EXDATE
 //     lines and is expanded in start.timeZone, keeping the wall-clock time

@@ -26,7 +26,7 @@ func Backoff(base, limit time.Duration, attempt int, jitter float64, floor time.
 	return max(d, floor)
 }
 
-// Throttle windows (DESIGN.md §2): while one is open, every write for the
+// Throttle windows: while one is open, every write for the
 // account is deferred without asking Google. A rate limit's window is
 // bounded by the writer's RateWindow and RateWindowCap
 // (writer.throttle_window, .throttle_window_max); a usage limit's by these.

@@ -80,7 +80,7 @@ func ClassifyAt(err error, now time.Time) Classification {
 }
 
 // Google's reasons, as documented on "Handle API errors" and seen in the
-// wild (shared/reference/google-calendar-api.md §1.2).
+// wild (docs/google.md §1.2).
 const (
 	reasonRateLimit     = "rateLimitExceeded"
 	reasonUserRateLimit = "userRateLimitExceeded"

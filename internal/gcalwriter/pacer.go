@@ -31,8 +31,8 @@ func (p Priority) String() string {
 	return "incremental"
 }
 
-// PacerOptions configure a Pacer; zero values take the defaults of
-// DESIGN.md §2.
+// PacerOptions configure a Pacer; zero values take the defaults
+// (calsyncd.DefaultWriterLimits).
 type PacerOptions struct {
 	// Concurrency is how many requests may be in flight at once (2).
 	Concurrency int
