@@ -30,9 +30,6 @@ type Writes struct {
 	NeverUpdate bool
 }
 
-// Mirror: nothing is kept from the feed's changes.
-func (w Writes) Mirror() bool { return !w.NeverDelete && !w.NeverUpdate }
-
 // EffectiveWrites is the subscription's write policy, its own keys first,
 // then the defaults block's.
 func (c *Config) EffectiveWrites(s Subscription) Writes {
@@ -75,17 +72,6 @@ func (w Window) PastReach() time.Duration {
 		return time.Nanosecond
 	}
 	return w.Past.D()
-}
-
-// PastText is window.past as the configuration writes it.
-func (w Window) PastText() string {
-	switch {
-	case w.PastNow:
-		return PastNow
-	case w.Past == 0:
-		return "0 (unbounded)"
-	}
-	return fmtDuration(w.Past.D())
 }
 
 // windowPastWarnings: window.past: 0 written out means no limit at all,

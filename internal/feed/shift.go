@@ -35,9 +35,6 @@ func (sh Shift) Apply(t time.Time) time.Time {
 	return time.Date(w.Year(), w.Month(), w.Day()+sh.days, w.Hour(), w.Minute(), w.Second(), 0, sh.loc).Add(sh.clock)
 }
 
-// Zero reports whether the shift moves nothing.
-func (sh Shift) Zero() bool { return sh.days == 0 && sh.clock == 0 }
-
 // From returns the occurrences of the series from cut (an occurrence of
 // its rule) up to end (excluded; zero: the series' end), moved by sh, as a
 // series of its own starting at sh.Apply(cut). ok is false when no rule

@@ -115,9 +115,6 @@ func (e *Error) ErrorClass() calsyncd.ErrorClass {
 	return calsyncd.ErrorClass("feed_" + string(e.Kind))
 }
 
-// Transient reports whether a later fetch may well succeed.
-func (e *Error) Transient() bool { return e.Kind == Unreachable || e.Kind == Unavailable }
-
 // Fetcher fetches feeds over http(s), webcal (as https) and file URLs.
 type Fetcher struct {
 	Client  *http.Client

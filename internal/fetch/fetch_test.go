@@ -71,7 +71,6 @@ func TestFetchClassifiesAnswers(t *testing.T) {
 		header     map[string]string
 		body       string
 		kind       fetch.ErrorKind
-		transient  bool
 		retryAfter time.Duration
 		says       string
 	}{
@@ -80,10 +79,10 @@ func TestFetchClassifiesAnswers(t *testing.T) {
 		"not found":          {status: 404, kind: fetch.Rejected, says: "check the URL"},
 		"gone":               {status: 410, kind: fetch.Rejected, says: "check the URL"},
 		"teapot":             {status: 418, kind: fetch.Rejected, says: "418"},
-		"rate limited":       {status: 429, header: map[string]string{"Retry-After": "120"}, kind: fetch.Unavailable, transient: true, retryAfter: 2 * time.Minute},
-		"unavailable":        {status: 503, header: map[string]string{"Retry-After": "30"}, kind: fetch.Unavailable, transient: true, retryAfter: 30 * time.Second},
-		"server error":       {status: 500, kind: fetch.Unavailable, transient: true},
-		"bad gateway":        {status: 502, kind: fetch.Unavailable, transient: true},
+		"rate limited":       {status: 429, header: map[string]string{"Retry-After": "120"}, kind: fetch.Unavailable, retryAfter: 2 * time.Minute},
+		"unavailable":        {status: 503, header: map[string]string{"Retry-After": "30"}, kind: fetch.Unavailable, retryAfter: 30 * time.Second},
+		"server error":       {status: 500, kind: fetch.Unavailable},
+		"bad gateway":        {status: 502, kind: fetch.Unavailable},
 		"html login page":    {status: 200, body: "<!DOCTYPE html><html><head><title>Sign in</title></head></html>", kind: fetch.Invalid, says: "HTML page — a login page?"},
 		"json":               {status: 200, body: `{"error":"nope"}`, kind: fetch.Invalid, says: "BEGIN:VCALENDAR"},
 		"empty":              {status: 200, body: "", kind: fetch.Invalid, says: "empty"},
@@ -102,8 +101,8 @@ func TestFetchClassifiesAnswers(t *testing.T) {
 			defer srv.Close()
 			_, err := fetch.NewFetcher(time.Second, 5*time.Second, 1<<20, feed.CheckBody).Fetch(context.Background(), fetch.Request{URL: srv.URL + "/secret-token"})
 			fe := fetchErr(t, err)
-			if fe.Kind != tt.kind || fe.Transient() != tt.transient || fe.RetryAfter != tt.retryAfter {
-				t.Errorf("got kind %s transient %v retry-after %v, want %s %v %v", fe.Kind, fe.Transient(), fe.RetryAfter, tt.kind, tt.transient, tt.retryAfter)
+			if fe.Kind != tt.kind || fe.RetryAfter != tt.retryAfter {
+				t.Errorf("got kind %s retry-after %v, want %s %v", fe.Kind, fe.RetryAfter, tt.kind, tt.retryAfter)
 			}
 			if tt.status >= 400 && fe.StatusCode != tt.status {
 				t.Errorf("status %d, want %d", fe.StatusCode, tt.status)
@@ -191,7 +190,7 @@ func TestFetchCapsTheSizeWhileReading(t *testing.T) {
 			srv := httptest.NewServer(h)
 			defer srv.Close()
 			_, err := fetch.NewFetcher(time.Second, 5*time.Second, 4096, feed.CheckBody).Fetch(context.Background(), fetch.Request{URL: srv.URL})
-			if fe := fetchErr(t, err); fe.Kind != fetch.TooLarge || fe.Transient() {
+			if fe := fetchErr(t, err); fe.Kind != fetch.TooLarge {
 				t.Errorf("kind %s, want too_large", fe.Kind)
 			}
 		})
@@ -265,7 +264,7 @@ func TestFetchTimesOut(t *testing.T) {
 		start := time.Now()
 		_, err := f.Fetch(context.Background(), fetch.Request{URL: "https://example.com/slow.ics"})
 		fe := fetchErr(t, err)
-		if fe.Kind != fetch.Unreachable || !fe.Transient() || !strings.Contains(err.Error(), "in time") {
+		if fe.Kind != fetch.Unreachable || !strings.Contains(err.Error(), "in time") {
 			t.Errorf("timeout gave %v", err)
 		}
 		if waited := time.Since(start); waited != 30*time.Second {

@@ -49,7 +49,7 @@ func TestFileFeedFIFOWithoutWriterTimesOut(t *testing.T) {
 	start := time.Now()
 	_, err := fileFetcher(50*time.Millisecond, 1<<20).Fetch(context.Background(), fetch.Request{URL: "file://" + path})
 	fe := fetchErr(t, err)
-	if fe.Kind != fetch.Unreachable || !fe.Transient() || !strings.Contains(err.Error(), "in time") {
+	if fe.Kind != fetch.Unreachable || !strings.Contains(err.Error(), "in time") {
 		t.Errorf("got %v (kind %s), want an unreachable timeout", err, fe.Kind)
 	}
 	if !errors.Is(err, context.DeadlineExceeded) {
@@ -151,7 +151,7 @@ func TestFileFeedRefusesWhatIsNotAFile(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			_, err := fileFetcher(time.Minute, 1<<20).Fetch(context.Background(), fetch.Request{URL: "file://" + path})
 			fe := fetchErr(t, err)
-			if fe.Kind != fetch.Rejected || fe.Transient() || !strings.Contains(err.Error(), "regular file") {
+			if fe.Kind != fetch.Rejected || !strings.Contains(err.Error(), "regular file") {
 				t.Errorf("%s: %v (kind %s)", path, err, fe.Kind)
 			}
 			if !strings.Contains(err.Error(), path) {

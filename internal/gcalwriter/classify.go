@@ -34,12 +34,6 @@ type Classification struct {
 	Message string
 }
 
-// Retryable reports whether the same request may succeed if sent again
-// after a pause.
-func (c Classification) Retryable() bool {
-	return c.Class == calsyncd.ClassRateLimited || c.Class == calsyncd.ClassTransient
-}
-
 // ClassifyAt sorts an error into a Class. It is conservative both ways: an
 // auth failure is never taken for a rate limit (that would stall a broken
 // subscription silently) and a rate limit never for an auth failure. The

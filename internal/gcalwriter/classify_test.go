@@ -136,9 +136,6 @@ func TestClassify(t *testing.T) {
 			if c.Class != tt.class || c.Daily != tt.daily || c.RetryAfter != tt.retryAfter || c.Reason != tt.reason {
 				t.Errorf("ClassifyAt = %+v, want class %s daily %v retry-after %s reason %q", c, tt.class, tt.daily, tt.retryAfter, tt.reason)
 			}
-			if wantRetry := tt.class == calsyncd.ClassRateLimited || tt.class == calsyncd.ClassTransient; c.Retryable() != wantRetry {
-				t.Errorf("Retryable = %v", c.Retryable())
-			}
 		})
 	}
 }
