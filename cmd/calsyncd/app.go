@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 
@@ -127,7 +126,7 @@ func loadConfigNeeding(path string, notes io.Writer, needed func(key string) boo
 		var errs config.Errors
 		errors.As(err, &errs)
 		all := append(missing, errs...)
-		slices.SortStableFunc(all, func(a, b *config.Error) int { return a.Line - b.Line })
+		all.Sort()
 		return nil, all
 	}
 	if err != nil {

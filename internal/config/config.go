@@ -21,6 +21,12 @@ const DefaultAccount = "default"
 type Config struct {
 	// Path is the file the configuration was read from ("" when built in code).
 	Path string `yaml:"-"`
+	// Files are every file the configuration was read from: Path, then
+	// each file include: names, in the order their subscriptions follow
+	// the main file's.
+	Files []string `yaml:"-"`
+	// spans say which file each subscription is written in.
+	spans []span
 	// Warnings are what is valid but probably a mistake, in file order.
 	Warnings []Warning `yaml:"-"`
 
@@ -41,7 +47,9 @@ type Config struct {
 	Limits        Limits         `yaml:"limits"`
 	Sync          Sync           `yaml:"sync"`
 	Subscriptions []Subscription `yaml:"subscriptions"`
-	Alerts        []Alert        `yaml:"alerts"`
+	// Include names more files of subscriptions (include.go).
+	Include []string `yaml:"include"`
+	Alerts  []Alert  `yaml:"alerts"`
 	// Defaults are the presentation keys of every subscription that does
 	// not set them.
 	Defaults Presentation `yaml:"defaults"`

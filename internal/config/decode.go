@@ -23,6 +23,10 @@ type decoder struct {
 	// in unset instead of failing.
 	allowUnset bool
 	unset      Errors
+	// fileErrs are the errors of included files that are not about a
+	// subscription: a key other than subscriptions:, a file that is not a
+	// list of them. No rule is left out for them (undecoded).
+	fileErrs Errors
 }
 
 func (d *decoder) errorf(line int, key, format string, args ...any) {

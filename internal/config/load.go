@@ -25,6 +25,8 @@ type Error struct {
 	Line int
 	Key  string // dotted path, e.g. "subscriptions[2].url"
 	Msg  string
+	// order is File's place among the configuration's files.
+	order int
 }
 
 func (e *Error) Error() string {
@@ -40,8 +42,21 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return ErrInvalid }
 
-// Errors is every problem found in one file, in file order.
+// Errors is every problem found in a configuration: the main file's, then
+// each included file's, each file's in line order.
 type Errors []*Error
+
+// Sort puts errors in the order Errors holds them in: by file (the main
+// file first, then the included ones as include: reads them), then by
+// line.
+func (es Errors) Sort() {
+	sort.SliceStable(es, func(i, j int) bool {
+		if es[i].order != es[j].order {
+			return es[i].order < es[j].order
+		}
+		return es[i].Line < es[j].Line
+	})
+}
 
 func (es Errors) Error() string {
 	parts := make([]string, len(es))
@@ -76,34 +91,45 @@ func Load(path string) (*Config, error) {
 // MaxFileSize. `--config /dev/zero` used to read until memory ran out, and
 // a FIFO would block the daemon's start.
 func readFile(path string) ([]byte, error) {
-	st, err := os.Stat(path)
+	data, err := readRegular(path)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
+	return data, nil
+}
+
+// readRegular reads a regular file of at most MaxFileSize: the main
+// configuration file or an included one.
+func readRegular(path string) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("config: %s is not a regular file (%s)", path, st.Mode().Type())
+		return nil, fmt.Errorf("%s is not a regular file (%s)", path, st.Mode().Type())
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
+		return nil, err
 	}
 	defer f.Close()
 	// Check what was opened too: the path may have been replaced since.
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("config: %s is not a regular file", path)
+		return nil, fmt.Errorf("%s is not a regular file", path)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
 	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
+		return nil, err
 	}
 	if len(data) > MaxFileSize {
-		return nil, fmt.Errorf("config: %s is larger than %s; is it the right file?", path, ByteSize(MaxFileSize))
+		return nil, fmt.Errorf("%s is larger than %s; is it the right file?", path, ByteSize(MaxFileSize))
 	}
 	return data, nil
 }
 
 // Parse decodes and validates a configuration. file names the source in
 // errors and anchors relative paths; lookupEnv resolves ${VAR} (nil: none).
+// The files its include: names are read from disk.
 func Parse(file string, data []byte, lookupEnv func(string) (string, bool)) (*Config, error) {
 	cfg, _, err := parse(file, data, lookupEnv, false)
 	return cfg, err
@@ -138,15 +164,15 @@ func parse(file string, data []byte, lookupEnv func(string) (string, bool), allo
 	cfg.Path = file
 	d := &decoder{file: file, env: lookupEnv, lines: map[string]int{}, allowUnset: allowUnset}
 
-	var doc yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
-		return nil, nil, Errors{{File: file, Line: yamlErrLine(err), Msg: "not valid YAML: " + yamlErrMsg(err) + tabHint(data, yamlErrLine(err))}}
+	root, yerrs := parseYAML(file, data)
+	if yerrs != nil {
+		return nil, nil, yerrs
 	}
-	if len(doc.Content) == 0 || doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].Tag == "!!null" {
+	if root == nil {
 		return nil, nil, Errors{{File: file, Msg: "the configuration is empty: it needs at least the subscriptions to sync (see config.example.yaml)"}}
 	}
-	d.decode(doc.Content[0], reflect.ValueOf(cfg).Elem(), "")
+	d.decode(root, reflect.ValueOf(cfg).Elem(), "")
+	d.include(cfg, len(data))
 	cfg.resolvePaths()
 	// The rules are checked even when some keys could not be decoded, so
 	// that one edit fixes every error at once; a key that did not decode
@@ -158,12 +184,30 @@ func parse(file string, data []byte, lookupEnv func(string) (string, bool), allo
 			errs = append(errs, e)
 		}
 	}
-	if errs := d.withoutUnsetKeys(errs); len(errs) > 0 {
-		sort.SliceStable(errs, func(i, j int) bool { return errs[i].Line < errs[j].Line })
+	errs = append(d.withoutUnsetKeys(errs), d.fileErrs...)
+	cfg.localize(d.unset)
+	if len(errs) > 0 {
+		cfg.localize(errs)
+		errs.Sort()
 		return nil, d.unset, errs
 	}
 	cfg.Warnings = cfg.warnings(d)
+	cfg.localizeWarnings(cfg.Warnings)
 	return cfg, d.unset, nil
+}
+
+// parseYAML reads the first document of a file: its root node, nil when
+// the file is empty.
+func parseYAML(file string, data []byte) (*yaml.Node, Errors) {
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
+		return nil, Errors{{File: file, Line: yamlErrLine(err), Msg: "not valid YAML: " + yamlErrMsg(err) + tabHint(data, yamlErrLine(err))}}
+	}
+	if len(doc.Content) == 0 || doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].Tag == "!!null" {
+		return nil, nil
+	}
+	return doc.Content[0], nil
 }
 
 // undecoded says whether key, or a key it is part of or that is part of it,

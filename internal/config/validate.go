@@ -38,7 +38,7 @@ func (c *Config) validate(d *decoder) Errors {
 	c.validateDaemon(bad)
 	accounts := c.validateAccounts(bad)
 	c.validateFeedAndSync(bad)
-	c.validateSubscriptions(bad, accounts)
+	c.validateSubscriptions(bad, accounts, d)
 	c.validatePresentation(bad)
 	c.validateAlerts(bad)
 	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Line < errs[j].Line })
@@ -140,7 +140,7 @@ func (c *Config) validateFeedAndSync(bad complaint) {
 
 // validateSubscriptions checks each subscription; accounts are the known
 // account names.
-func (c *Config) validateSubscriptions(bad complaint, accounts map[string]bool) {
+func (c *Config) validateSubscriptions(bad complaint, accounts map[string]bool, d *decoder) {
 	ids := map[string]int{}
 	for i, s := range c.Subscriptions {
 		p := fmt.Sprintf("subscriptions[%d]", i)
@@ -151,13 +151,13 @@ func (c *Config) validateSubscriptions(bad complaint, accounts map[string]bool) 
 			bad(p+".id", "must be lowercase letters, digits, - or _ (at most 63), got %q", s.ID)
 		default:
 			if j, dup := ids[s.ID]; dup {
-				bad(p+".id", "duplicate id %q (also subscriptions[%d])", s.ID, j)
+				bad(p+".id", "duplicate id %q (also %s)", s.ID, c.elsewhere(d, fmt.Sprintf("subscriptions[%d].id", j), c.fileOf(i)))
 			}
 			ids[s.ID] = i
 		}
 		if s.URL == "" {
 			bad(p+".url", "required")
-		} else if msg := checkFeedURL(s.URL, filepath.Dir(c.Path)); msg != "" {
+		} else if msg := checkFeedURL(s.URL, filepath.Dir(c.fileOf(i))); msg != "" {
 			bad(p+".url", "%s", msg)
 		}
 		if strings.TrimSpace(s.Calendar) == "" {
@@ -224,7 +224,8 @@ func isControl(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }
 
 // checkFeedURL says what is wrong with a feed URL without repeating it (it may
 // carry a secret token; a file URL's path is no secret and is named). dir is
-// the configuration's directory, which a relative file path was meant from.
+// the directory of the file naming the URL, which a relative file path was
+// meant from.
 func checkFeedURL(raw, dir string) string {
 	u, err := url.Parse(raw)
 	if err != nil {

@@ -35,8 +35,8 @@ func (c *Config) warnings(d *decoder) []Warning {
 		}
 		p, q := fmt.Sprintf("subscriptions[%d]", i), fmt.Sprintf("subscriptions[%d]", j)
 		out = append(out, Warning{File: d.file, Line: d.line(p), Key: p,
-			Msg: fmt.Sprintf("%q mirrors the same feed (%s) into the same calendar as %q (%s, line %d): every event will appear twice; remove one, or point it at another calendar",
-				s.ID, RedactURL(s.URL), c.Subscriptions[j].ID, q, d.line(q))})
+			Msg: fmt.Sprintf("%q mirrors the same feed (%s) into the same calendar as %q (%s): every event will appear twice; remove one, or point it at another calendar",
+				s.ID, RedactURL(s.URL), c.Subscriptions[j].ID, c.elsewhere(d, q, c.fileOf(i)))})
 	}
 	out = append(out, c.stopWarning(d)...)
 	out = append(out, c.credentialWarnings(d)...)
