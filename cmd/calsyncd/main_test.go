@@ -49,6 +49,25 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+// validate reads the included files: it counts them when all is well,
+// and names each error's own file, line and key.
+func TestValidateIncludedFiles(t *testing.T) {
+	dir := t.TempDir()
+	main := writeFile(t, dir, "config.yaml", "state_dir: state\ngoogle:\n  endpoint: http://127.0.0.1:1/\ninclude: [a.yaml, b.yaml]\nsubscriptions:\n  - id: m\n    url: https://feeds.example.invalid/m.ics\n    calendar: m@example.com\n")
+	a := writeFile(t, dir, "a.yaml", "subscriptions:\n  - id: a\n    url: https://feeds.example.invalid/a.ics\n    calendar: a@example.com\n")
+	b := writeFile(t, dir, "b.yaml", "subscriptions:\n  - id: b\n    url: https://feeds.example.invalid/b.ics\n    calendar: b@example.com\n")
+	if out, _, code := run(t, "validate", "--config", main); code != 0 || !strings.HasPrefix(out, "OK: "+main+" (3 subscriptions from 3 files, 1 account)") {
+		t.Fatalf("valid: code %d out %q", code, out)
+	}
+	os.WriteFile(b, []byte("subscriptions:\n  - id: a\n    url: ftp://feeds.example.invalid/b.ics\n    calendar: b@example.com\n"), 0o600)
+	out, _, code := run(t, "validate", "--config", main)
+	want := b + ":2: subscriptions[0].id: duplicate id \"a\" (also subscriptions[0].id, " + a + ":2)\n" +
+		b + ":3: subscriptions[0].url: unsupported URL scheme \"ftp\" (use https, http, webcal or file)\n"
+	if code != 1 || out != want {
+		t.Fatalf("invalid: code %d out\n%s\nwant\n%s", code, out, want)
+	}
+}
+
 func TestExampleConfigValidates(t *testing.T) {
 	t.Setenv("TEAM_FEED_TOKEN", "x")
 	if out, _, code := run(t, "validate", "--config", "../../config.example.yaml"); code != 0 {

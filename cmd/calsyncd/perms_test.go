@@ -6,15 +6,17 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/calsyncd/calsyncd/internal/config"
 )
 
-// --strict-perms and the configuration file itself: a file others may
-// change is refused with the flag and warned about without it; a readable
-// file with secrets written in it is only warned about.
+// --strict-perms and the configuration's files, the main one and an
+// included one alike: a file others may change is refused with the flag
+// and warned about without it; a readable file with secrets written in it
+// is only warned about.
 func TestStrictPermsConfigFile(t *testing.T) {
 	t.Setenv("CALSYNCD_TEST_STATUS_TOKEN", "status-from-env")
 	t.Setenv("CALSYNCD_TEST_FEED_PASSWORD", "password-from-env")
@@ -40,57 +42,69 @@ func TestStrictPermsConfigFile(t *testing.T) {
 	for _, tt := range tests {
 		for secrets, want := range map[string][2]string{"none": tt.none, "env": tt.env, "literal": tt.literal} {
 			for i, strict := range []bool{false, true} {
-				t.Run(fmt.Sprintf("%04o/%s/strict=%v", tt.mode, secrets, strict), func(t *testing.T) {
-					body := "state_dir: state\ngoogle:\n  endpoint: http://127.0.0.1:1/\n"
-					token, password := secretsOf[secrets][0], secretsOf[secrets][1]
-					if token != "" {
-						body += "status:\n  token: " + token + "\n"
-					}
-					body += "subscriptions:\n  - id: a\n    url: https://feeds.example.invalid/a.ics\n    calendar: a@example.com\n"
-					if password != "" {
-						body += "    basic_auth:\n      username: u\n      password: " + password + "\n"
-					}
-					path := writeFile(t, t.TempDir(), "config.yaml", body)
-					cfg, err := config.Load(path)
-					if err != nil {
-						t.Fatal(err)
-					}
-					os.Chmod(path, tt.mode)
-					var logs bytes.Buffer
-					err = checkSecretFiles(slog.New(slog.NewTextHandler(&logs, nil)), cfg, strict)
+				for _, included := range []bool{false, true} {
+					t.Run(fmt.Sprintf("%04o/%s/strict=%v/included=%v", tt.mode, secrets, strict, included), func(t *testing.T) {
+						body := "state_dir: state\ngoogle:\n  endpoint: http://127.0.0.1:1/\n"
+						token, password := secretsOf[secrets][0], secretsOf[secrets][1]
+						if token != "" {
+							body += "status:\n  token: " + token + "\n"
+						}
+						sub := "subscriptions:\n  - id: a\n    url: https://feeds.example.invalid/a.ics\n    calendar: a@example.com\n"
+						if password != "" {
+							sub += "    basic_auth:\n      username: u\n      password: " + password + "\n"
+						}
+						dir := t.TempDir()
+						path := filepath.Join(dir, "config.yaml")
+						if included {
+							// The main file holds the status token and stays
+							// closed; the included file holds the password.
+							writeFile(t, dir, "config.yaml", body+"include: [subscriptions.d]\n")
+							os.Mkdir(filepath.Join(dir, "subscriptions.d"), 0o700)
+							path = writeFile(t, dir, "subscriptions.d/a.yaml", sub)
+						} else {
+							writeFile(t, dir, "config.yaml", body+sub)
+						}
+						cfg, err := config.Load(filepath.Join(dir, "config.yaml"))
+						if err != nil {
+							t.Fatal(err)
+						}
+						os.Chmod(path, tt.mode)
+						var logs bytes.Buffer
+						err = checkSecretFiles(slog.New(slog.NewTextHandler(&logs, nil)), cfg, strict)
 
-					got := silent
-					switch {
-					case err != nil:
-						got = refuse
-					case logs.Len() > 0:
-						got = warn
-					}
-					if got != want[i] {
-						t.Fatalf("%s, want %s (err %v)\n%s", got, want[i], err, logs.String())
-					}
-					if err != nil {
-						var ee *exitError
-						msg := err.Error()
-						if !errors.As(err, &ee) || ee.code != 1 || !strings.Contains(msg, "refusing to start (--strict-perms)") ||
-							!strings.Contains(msg, path) || !strings.Contains(msg, fmt.Sprintf("mode %04o", tt.mode)) ||
-							!strings.Contains(msg, "chmod 600 "+path) {
-							t.Errorf("refusal = %v", err)
+						got := silent
+						switch {
+						case err != nil:
+							got = refuse
+						case logs.Len() > 0:
+							got = warn
 						}
-					}
-					if got != silent && !strings.Contains(logs.String(), path) {
-						t.Errorf("the warning does not name the file:\n%s", logs.String())
-					}
-					out := logs.String()
-					if err != nil {
-						out += err.Error()
-					}
-					for _, secret := range []string{"status-literal", "password-literal", "status-from-env", "password-from-env"} {
-						if strings.Contains(out, secret) {
-							t.Errorf("a secret leaks: %s", out)
+						if got != want[i] {
+							t.Fatalf("%s, want %s (err %v)\n%s", got, want[i], err, logs.String())
 						}
-					}
-				})
+						if err != nil {
+							var ee *exitError
+							msg := err.Error()
+							if !errors.As(err, &ee) || ee.code != 1 || !strings.Contains(msg, "refusing to start (--strict-perms)") ||
+								!strings.Contains(msg, path) || !strings.Contains(msg, fmt.Sprintf("mode %04o", tt.mode)) ||
+								!strings.Contains(msg, "chmod 600 "+path) {
+								t.Errorf("refusal = %v", err)
+							}
+						}
+						if got != silent && !strings.Contains(logs.String(), path) {
+							t.Errorf("the warning does not name the file:\n%s", logs.String())
+						}
+						out := logs.String()
+						if err != nil {
+							out += err.Error()
+						}
+						for _, secret := range []string{"status-literal", "password-literal", "status-from-env", "password-from-env"} {
+							if strings.Contains(out, secret) {
+								t.Errorf("a secret leaks: %s", out)
+							}
+						}
+					})
+				}
 			}
 		}
 	}

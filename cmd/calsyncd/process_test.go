@@ -319,3 +319,45 @@ func TestSIGHUPReloadsTheConfiguration(t *testing.T) {
 		t.Errorf("no reload in the log:\n%s", out.String())
 	}
 }
+
+// A reload reads the included files again: a subscription added to one
+// is synced, and an error in one refuses the reload naming that file,
+// its line and its key.
+func TestSIGHUPReloadsIncludedFiles(t *testing.T) {
+	w := newWorld(t, generatedFeed(5), 0, "schedule: '@every 1s'\ninclude: [subscriptions.d]\n")
+	w.fake.AddCalendar("second@example.com", "UTC")
+	if err := os.Mkdir(filepath.Join(w.dir, "subscriptions.d"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	included := writeFile(t, w.dir, "subscriptions.d/more.yaml", "subscriptions: []\n")
+	out := &syncBuffer{}
+	cmd := calsyncdCmd(t, out, "run", "--config", w.config)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	}()
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for !ok() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s\n%s", what, out.String())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitFor("the main file's subscription", func() bool { return len(w.fake.Events("team@example.com")) == 5 })
+	second := "subscriptions:\n  - id: second\n    url: " + w.feeds.URL + "/second.ics\n    calendar: second@example.com\n"
+	os.WriteFile(included, []byte(second), 0o600)
+	cmd.Process.Signal(syscall.SIGHUP)
+	waitFor("the included subscription", func() bool { return len(w.fake.Events("second@example.com")) == 5 })
+	os.WriteFile(included, []byte(second+"  - id: Broken ID\n    url: "+w.feeds.URL+"/third.ics\n    calendar: second@example.com\n"), 0o600)
+	cmd.Process.Signal(syscall.SIGHUP)
+	waitFor("the broken reload to be refused", func() bool { return strings.Contains(out.String(), "reload refused") })
+	if want := included + ":5: subscriptions[1].id: must be lowercase"; !strings.Contains(out.String(), want) {
+		t.Errorf("the refusal does not say %q:\n%s", want, out.String())
+	}
+}

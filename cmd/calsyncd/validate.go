@@ -59,6 +59,10 @@ func (c *validateCommand) Run(ctx context.Context, args []string) error {
 	for _, w := range cfg.Warnings {
 		fmt.Fprintln(c.m.Stdout, "warning: "+printable.String(w.String()))
 	}
-	fmt.Fprintf(c.m.Stdout, "OK: %s (%s, %s)\n", *cfgPath, plural(len(cfg.Subscriptions), "subscription", "subscriptions"), plural(len(cfg.AccountNames()), "account", "accounts"))
+	subs := plural(len(cfg.Subscriptions), "subscription", "subscriptions")
+	if len(cfg.Files) > 1 {
+		subs += " from " + plural(len(cfg.Files), "file", "files")
+	}
+	fmt.Fprintf(c.m.Stdout, "OK: %s (%s, %s)\n", *cfgPath, subs, plural(len(cfg.AccountNames()), "account", "accounts"))
 	return nil
 }

@@ -99,40 +99,52 @@ func (p ConfigProblem) Fix() string {
 	return fmt.Sprintf("chmod 600 %s (or chmod 640 %s, owned by root with the service's group)", p.Path, p.Path)
 }
 
-// CheckConfigFile says whether the configuration file is open to others:
-// writable by others at all, writable by its group when it holds secrets,
-// or readable by others when it holds secrets written literally. A group
-// that may read it is the service's (root:calsyncd 0640) and is fine.
+// CheckConfigFile says whether the configuration's files (the main file
+// and every file include: names) are open to others: writable by others
+// at all, writable by their group when they hold secrets, or readable by
+// others when they hold secrets written literally. A group that may read
+// one is the service's (root:calsyncd 0640) and is fine.
 func CheckConfigFile(cfg *config.Config) []ConfigProblem {
 	if runtime.GOOS == "windows" || cfg.Path == "" {
 		return nil
 	}
-	fi, err := os.Stat(cfg.Path)
-	if err != nil || !fi.Mode().IsRegular() {
-		return nil
+	files := cfg.Files
+	if len(files) == 0 {
+		files = []string{cfg.Path}
 	}
-	perm := fi.Mode().Perm()
-	if perm&0o026 == 0 { // neither group- nor world-writable, nor world-readable
-		return nil
-	}
-	held := secretKeys(cfg)
 	var out []ConfigProblem
-	if perm&0o002 != 0 || perm&0o020 != 0 && len(held) > 0 {
-		out = append(out, ConfigProblem{Path: cfg.Path, Mode: perm, Writable: true, Keys: keysOf(held)})
-	}
-	if perm&0o004 != 0 && len(held) > 0 {
-		if literal := literalSecretKeys(cfg, held); len(literal) > 0 {
-			out = append(out, ConfigProblem{Path: cfg.Path, Mode: perm, Keys: literal})
+	var raw *config.Config // read once, with no variable set, when needed
+	for _, file := range files {
+		fi, err := os.Stat(file)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		perm := fi.Mode().Perm()
+		if perm&0o026 == 0 { // neither group- nor world-writable, nor world-readable
+			continue
+		}
+		held := secretKeys(cfg, file)
+		if perm&0o002 != 0 || perm&0o020 != 0 && len(held) > 0 {
+			out = append(out, ConfigProblem{Path: file, Mode: perm, Writable: true, Keys: keysOf(held)})
+		}
+		if perm&0o004 != 0 && len(held) > 0 {
+			if raw == nil {
+				raw = readRaw(cfg)
+			}
+			if literal := literalSecretKeys(raw, file, held); len(literal) > 0 {
+				out = append(out, ConfigProblem{Path: file, Mode: perm, Keys: literal})
+			}
 		}
 	}
 	return out
 }
 
-// secretKeys maps each key of cfg that holds a secret to its value: the
+// secretKeys maps each key of file that holds a secret to its value: the
 // status token, the database password, feed and alert headers, feed
 // passwords, feed URLs with a password or a query, and alert URLs (a
-// webhook's address is its secret).
-func secretKeys(cfg *config.Config) map[string]string {
+// webhook's address is its secret). Keys are as file writes them: an
+// included file's subscriptions are its own list.
+func secretKeys(cfg *config.Config, file string) map[string]string {
 	out := map[string]string{}
 	set := func(key, value string) {
 		if value != "" {
@@ -146,15 +158,27 @@ func secretKeys(cfg *config.Config) map[string]string {
 		}
 		return hasPassword(u.User) || u.RawQuery != ""
 	}
-	set("status.token", cfg.Status.Token)
-	if dsn := cfg.Store.DSN; cfg.Store.Driver == "postgres" {
-		u, err := url.Parse(dsn)
-		if strings.Contains(dsn, "password=") || err == nil && u.User != nil && hasPassword(u.User) {
-			set("store.dsn", dsn)
+	if file == cfg.Path {
+		set("status.token", cfg.Status.Token)
+		if dsn := cfg.Store.DSN; cfg.Store.Driver == "postgres" {
+			u, err := url.Parse(dsn)
+			if strings.Contains(dsn, "password=") || err == nil && u.User != nil && hasPassword(u.User) {
+				set("store.dsn", dsn)
+			}
+		}
+		for i, a := range cfg.Alerts {
+			at := fmt.Sprintf("alerts[%d]", i)
+			set(at+".url", a.URL)
+			for name, v := range a.Headers {
+				set(at+".headers."+name, v)
+			}
 		}
 	}
 	for i, s := range cfg.Subscriptions {
-		at := fmt.Sprintf("subscriptions[%d]", i)
+		in, at := cfg.SubscriptionSource(i)
+		if in != file {
+			continue
+		}
 		if urlSecret(s.URL) {
 			set(at+".url", s.URL)
 		}
@@ -165,29 +189,34 @@ func secretKeys(cfg *config.Config) map[string]string {
 			set(at+".basic_auth.password", s.BasicAuth.Password)
 		}
 	}
-	for i, a := range cfg.Alerts {
-		at := fmt.Sprintf("alerts[%d]", i)
-		set(at+".url", a.URL)
-		for name, v := range a.Headers {
-			set(at+".headers."+name, v)
-		}
-	}
 	return out
 }
 
-// literalSecretKeys are the keys of held whose secret is written in the file
-// itself rather than taken from a ${VAR}: the file is read again with no
-// variable set, which leaves each ${VAR} as it is written.
-func literalSecretKeys(cfg *config.Config, held map[string]string) []string {
-	raw := held // a file that no longer reads back: take every secret as literal
-	if data, err := os.ReadFile(cfg.Path); err == nil {
-		if again, _, err := config.ParseAllowUnset(cfg.Path, data, nil); err == nil {
-			raw = secretKeys(again)
-		}
+// readRaw reads the configuration again with no variable set, which
+// leaves each ${VAR} as it is written; nil when it no longer reads back.
+func readRaw(cfg *config.Config) *config.Config {
+	data, err := os.ReadFile(cfg.Path)
+	if err != nil {
+		return nil
+	}
+	again, _, err := config.ParseAllowUnset(cfg.Path, data, nil)
+	if err != nil {
+		return nil
+	}
+	return again
+}
+
+// literalSecretKeys are the keys of held whose secret is written in file
+// itself rather than taken from a ${VAR}; raw is the configuration read
+// with no variable set (nil: every secret is taken as literal).
+func literalSecretKeys(raw *config.Config, file string, held map[string]string) []string {
+	written := held
+	if raw != nil {
+		written = secretKeys(raw, file)
 	}
 	var out []string
 	for _, k := range keysOf(held) {
-		if v, ok := raw[k]; ok && !strings.Contains(v, "${") {
+		if v, ok := written[k]; ok && !strings.Contains(v, "${") {
 			out = append(out, k)
 		}
 	}

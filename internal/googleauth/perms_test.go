@@ -117,3 +117,59 @@ func TestCheckConfigFileNamesTheLiteralSecrets(t *testing.T) {
 		t.Errorf("String() = %s", s)
 	}
 }
+
+// Each of the configuration's files is checked for the secrets written in
+// it, named by the keys it writes: an included file's subscriptions are
+// its own list.
+func TestCheckConfigFileChecksIncludedFiles(t *testing.T) {
+	t.Setenv("CALSYNCD_TEST_FEED_TOKEN", "token-from-env")
+	dir := t.TempDir()
+	main := filepath.Join(dir, "config.yaml")
+	inc := filepath.Join(dir, "more.yaml")
+	os.WriteFile(main, []byte("state_dir: state\ngoogle:\n  endpoint: http://127.0.0.1:1/\nstatus:\n  token: status-literal\ninclude: [more.yaml]\n"+
+		"subscriptions:\n  - id: a\n    url: https://feeds.example.invalid/a.ics\n    calendar: a@example.com\n"), 0o600)
+	os.WriteFile(inc, []byte("subscriptions:\n  - id: b\n    url: https://feeds.example.invalid/b.ics\n    calendar: b@example.com\n"+
+		"    headers: {Authorization: 'Bearer ${CALSYNCD_TEST_FEED_TOKEN}'}\n"+
+		"  - id: c\n    url: https://feeds.example.invalid/c.ics\n    calendar: c@example.com\n"+
+		"    basic_auth: {username: u, password: password-literal}\n"), 0o600)
+	cfg, err := config.Load(main)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type problem struct {
+		path     string
+		writable bool
+		keys     string
+	}
+	for _, tt := range []struct {
+		name      string
+		main, inc os.FileMode
+		want      []problem
+	}{
+		{"both closed", 0o600, 0o600, nil},
+		{"the included file readable", 0o600, 0o644, []problem{{inc, false, "subscriptions[1].basic_auth.password"}}},
+		{"the included file group-writable", 0o600, 0o660, []problem{
+			{inc, true, "subscriptions[0].headers.Authorization,subscriptions[1].basic_auth.password"}}},
+		{"both world-writable", 0o666, 0o666, []problem{
+			{main, true, "status.token"}, {main, false, "status.token"},
+			{inc, true, "subscriptions[0].headers.Authorization,subscriptions[1].basic_auth.password"},
+			{inc, false, "subscriptions[1].basic_auth.password"}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			os.Chmod(main, tt.main)
+			os.Chmod(inc, tt.inc)
+			var got []problem
+			for _, p := range googleauth.CheckConfigFile(cfg) {
+				got = append(got, problem{p.Path, p.Writable, strings.Join(p.Keys, ",")})
+				for _, secret := range []string{"status-literal", "password-literal", "token-from-env"} {
+					if strings.Contains(p.String(), secret) {
+						t.Errorf("the problem quotes a secret: %s", p)
+					}
+				}
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("problems %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+}
