@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -181,20 +182,17 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 		d.errorf(n.Line, path, "expected a mapping of keys to values")
 		return
 	}
-	fields := map[string][]int{}
-	structFields(v.Type(), nil, fields)
-	seen := map[string]bool{}
+	fields := fieldsOf(v.Type())
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := n.Content[i], n.Content[i+1]
 		p := k.Value
 		if path != "" {
 			p = path + "." + k.Value
 		}
-		if seen[k.Value] {
+		if seenBefore(n.Content[:i], k.Value) {
 			d.errorf(k.Line, p, "duplicate key")
 			continue
 		}
-		seen[k.Value] = true
 		idx, ok := fields[k.Value]
 		if !ok {
 			d.errorf(k.Line, p, "unknown key%s", suggest(k.Value, fields))
@@ -207,6 +205,18 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 		}
 		d.decode(val, v.FieldByIndex(idx), p)
 	}
+}
+
+// seenBefore says whether key is among the keys of pairs (a mapping's
+// content: key, value, key, value...). A struct has a few keys, and a
+// large configuration many structs: a map for each would cost more.
+func seenBefore(pairs []*yaml.Node, key string) bool {
+	for j := 0; j+1 < len(pairs); j += 2 {
+		if pairs[j].Value == key {
+			return true
+		}
+	}
+	return false
 }
 
 var windowType = reflect.TypeOf(Window{})
@@ -234,6 +244,22 @@ func (d *decoder) decodeWindowPast(n *yaml.Node, w *Window, path string) {
 		return
 	}
 	w.Past, w.PastNow = v, false
+}
+
+// fieldIndex holds fieldsOf's answers: a struct's keys are worked out
+// once, not for every subscription of a large configuration.
+var fieldIndex sync.Map // reflect.Type → map[string][]int
+
+// fieldsOf maps the keys of struct type t to their fields' index paths
+// (structFields); the map is shared and must not be changed.
+func fieldsOf(t reflect.Type) map[string][]int {
+	if f, ok := fieldIndex.Load(t); ok {
+		return f.(map[string][]int)
+	}
+	fields := map[string][]int{}
+	structFields(t, nil, fields)
+	fieldIndex.Store(t, fields)
+	return fields
 }
 
 // structFields maps a struct's keys to their fields' index paths; the keys

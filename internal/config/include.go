@@ -268,8 +268,7 @@ func (d *decoder) readIncluded(cfg *Config, path string, data []byte, by string)
 		fail(root.Line, "", "expected a mapping holding subscriptions: (included by %s)", from)
 		return
 	}
-	fields := map[string][]int{}
-	structFields(reflect.TypeOf(Config{}), nil, fields)
+	fields := fieldsOf(reflect.TypeOf(Config{}))
 	seen := false
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]

@@ -142,6 +142,7 @@ func (c *Config) validateFeedAndSync(bad complaint) {
 // account names.
 func (c *Config) validateSubscriptions(bad complaint, accounts map[string]bool, d *decoder) {
 	ids := map[string]int{}
+	zones := map[string]bool{} // each zone's name, looked up once: valid or not
 	for i, s := range c.Subscriptions {
 		p := fmt.Sprintf("subscriptions[%d]", i)
 		switch {
@@ -172,7 +173,13 @@ func (c *Config) validateSubscriptions(bad complaint, accounts map[string]bool, 
 			bad(p+".identity", "must be uid or content, got %q", s.Identity)
 		}
 		if s.TimeZone != "" {
-			if _, err := time.LoadLocation(s.TimeZone); err != nil {
+			valid, known := zones[s.TimeZone]
+			if !known {
+				_, err := time.LoadLocation(s.TimeZone)
+				valid = err == nil
+				zones[s.TimeZone] = valid
+			}
+			if !valid {
 				bad(p+".time_zone", "unknown time zone %q (use an IANA name such as Europe/Berlin)", s.TimeZone)
 			}
 		}
