@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -126,7 +127,7 @@ func loadConfigNeeding(path string, notes io.Writer, needed func(key string) boo
 		var errs config.Errors
 		errors.As(err, &errs)
 		all := append(missing, errs...)
-		all.Sort()
+		slices.SortStableFunc(all, func(a, b *config.Error) int { return a.Line - b.Line })
 		return nil, all
 	}
 	if err != nil {

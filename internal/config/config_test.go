@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -302,5 +303,33 @@ subscriptions:
 		if errs[i].Line < errs[i-1].Line {
 			t.Errorf("errors not in file order: %v", err)
 		}
+	}
+}
+
+// Each zone is looked up once a load: every subscription that names an
+// unknown one is still told so.
+func TestEverySubscriptionWithAnUnknownZoneIsTold(t *testing.T) {
+	_, err := parse(t, `subscriptions:
+  - id: a
+    url: https://example.com/a.ics
+    calendar: a@example.com
+    time_zone: Mars/Olympus
+  - id: b
+    url: https://example.com/b.ics
+    calendar: b@example.com
+    time_zone: Europe/Berlin
+  - id: c
+    url: https://example.com/c.ics
+    calendar: c@example.com
+    time_zone: Mars/Olympus
+`, nil)
+	var got []string
+	var errs config.Errors
+	errors.As(err, &errs)
+	for _, e := range errs {
+		got = append(got, fmt.Sprintf("%d %s", e.Line, e.Key))
+	}
+	if want := "5 subscriptions[0].time_zone,13 subscriptions[2].time_zone"; strings.Join(got, ",") != want {
+		t.Errorf("errors %v, want %s", got, want)
 	}
 }

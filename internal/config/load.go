@@ -46,10 +46,10 @@ func (e *Error) Unwrap() error { return ErrInvalid }
 // each included file's, each file's in line order.
 type Errors []*Error
 
-// Sort puts errors in the order Errors holds them in: by file (the main
+// sort puts errors in the order Errors holds them in: by file (the main
 // file first, then the included ones as include: reads them), then by
 // line.
-func (es Errors) Sort() {
+func (es Errors) sort() {
 	sort.SliceStable(es, func(i, j int) bool {
 		if es[i].order != es[j].order {
 			return es[i].order < es[j].order
@@ -188,7 +188,7 @@ func parse(file string, data []byte, lookupEnv func(string) (string, bool), allo
 	cfg.localize(d.unset)
 	if len(errs) > 0 {
 		cfg.localize(errs)
-		errs.Sort()
+		errs.sort()
 		return nil, d.unset, errs
 	}
 	cfg.Warnings = cfg.warnings(d)
