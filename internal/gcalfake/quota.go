@@ -93,6 +93,26 @@ func (s *Server) SetQuota(q Quota) {
 	s.buckets = map[string]*bucket{}
 }
 
+// ChangeQuota changes the write quota mid-run, as Google changes a limit:
+// each bucket keeps the writes it holds (refilled at the old rate until
+// now, and at most the new burst), instead of starting full as SetQuota's
+// do. A quota switched on where there was none starts full.
+func (s *Server) ChangeQuota(q Quota) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	for _, b := range s.buckets {
+		b.tokens = math.Min(float64(max(q.Burst, 1)), s.refilledLocked(b, now))
+		b.last = now
+	}
+	s.quota = q
+}
+
+// refilledLocked is what b holds at now under the current quota.
+func (s *Server) refilledLocked(b *bucket, now time.Time) float64 {
+	return math.Min(float64(max(s.quota.Burst, 1)), b.tokens+now.Sub(b.last).Seconds()*s.quota.Rate)
+}
+
 // SetUsageLimit replaces the usage limit and forgets past creates.
 func (s *Server) SetUsageLimit(u UsageLimit) {
 	s.mu.Lock()
@@ -169,7 +189,7 @@ func (s *Server) admitLocked(op, user, calID string, key func() string) *APIErro
 			b = &bucket{tokens: burst, last: now}
 			s.buckets[key] = b
 		}
-		b.tokens = math.Min(burst, b.tokens+now.Sub(b.last).Seconds()*q.Rate)
+		b.tokens = s.refilledLocked(b, now)
 		b.last = now
 		if b.tokens < 1 {
 			s.stats.RateLimited++

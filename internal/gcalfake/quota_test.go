@@ -270,3 +270,45 @@ func TestLatencyAndMaxInFlight(t *testing.T) {
 		}
 	})
 }
+
+// A quota changed mid-run keeps what each bucket holds: a drop does not
+// hand out a fresh burst, and a rise refills at the new rate from then on.
+func TestChangeQuotaKeepsTheBuckets(t *testing.T) {
+	tests := []struct {
+		name     string
+		from, to gcalfake.Quota
+		// before and after the change, once the bucket is empty; then how
+		// many writes are taken before the first refusal.
+		before, after time.Duration
+		taken         int
+	}{
+		{"drop", gcalfake.Quota{Rate: 2, Burst: 10}, gcalfake.Quota{Rate: 0.5, Burst: 10}, 2 * time.Second, 4 * time.Second, 4 + 2},
+		{"rise", gcalfake.Quota{Rate: 0.5, Burst: 10}, gcalfake.Quota{Rate: 2, Burst: 10}, 2 * time.Second, 4 * time.Second, 1 + 8},
+		{"smaller burst", gcalfake.Quota{Rate: 2, Burst: 10}, gcalfake.Quota{Rate: 2, Burst: 3}, 4 * time.Second, time.Second, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				fake := newFake(gcalfake.Options{Quota: tt.from})
+				svc := memService(t, fake, "alice")
+				n := 0
+				for insert(svc, cal, n) == nil {
+					n++
+				}
+				if n != tt.from.Burst {
+					t.Fatalf("the first bucket took %d writes, want its burst %d", n, tt.from.Burst)
+				}
+				time.Sleep(tt.before)
+				fake.ChangeQuota(tt.to)
+				time.Sleep(tt.after)
+				taken := 0
+				for insert(svc, cal, 100+taken) == nil {
+					taken++
+				}
+				if taken != tt.taken {
+					t.Errorf("after the change %d writes were taken, want %d", taken, tt.taken)
+				}
+			})
+		})
+	}
+}

@@ -343,32 +343,39 @@ func (p *Pacer) disarmLocked() {
 	}
 }
 
-// RateLimited widens the write spacing after Google rate-limited a
-// request that started at start.
+// RateLimited learns from Google's rate limit of a write that started at
+// start (adaptive): the write spacing widens to the quota's rate as
+// measured, and the next write waits one spacing more, so that the quota
+// holds a token for it.
 func (p *Pacer) RateLimited(start time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.adapt.refusedAt(start, p.clock.Now()) {
+	now := p.clock.Now()
+	if p.adapt.refusedAt(start, now) {
 		p.setLocked(p.adapt.spacing)
+		p.writes.ReserveN(now, 1)
+		p.disarmLocked()
+		p.kickLocked()
 	}
 }
 
-// Succeeded narrows the write spacing back toward the floor after a write
-// that started at start succeeded.
+// Succeeded learns from a write that started at start and that Google
+// accepted: after a long clean stretch the spacing probes a little
+// narrower, and climbs while the probes are accepted.
 func (p *Pacer) Succeeded(start time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.adapt.succeeded(start) {
+	if p.adapt.succeeded(start, p.clock.Now()) {
 		p.setLocked(p.adapt.spacing)
 	}
 }
 
 // SetSpacing restores a learned spacing (from the store), kept within the
-// floor and the maximum.
+// floor and the maximum: it is held as the quota's rate learnt then.
 func (p *Pacer) SetSpacing(d time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.adapt.spacing = min(max(d, p.adapt.floor), p.adapt.max)
+	p.adapt.restore(d)
 	p.setLocked(p.adapt.spacing)
 }
 
