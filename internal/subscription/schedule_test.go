@@ -76,28 +76,29 @@ func TestDailyScheduleStaysNearItsHour(t *testing.T) {
 	}
 }
 
-// TestCadenceInVirtualTime runs robfig/cron with spread schedules for two
+// TestCadenceInVirtualTime runs the daemon's timetable with spread schedules for two
 // virtual days and checks every subscription ran about hourly, with gaps
 // varied but bounded, and never two runs for one tick.
 func TestCadenceInVirtualTime(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := NewCadence(hourly(t), time.Now())
-		cr := cron.New(cron.WithLocation(time.UTC))
 		var mu sync.Mutex
 		runs := map[string][]time.Time{}
 		const subs = 20
+		tt := newTimetable(func(id string) {
+			mu.Lock()
+			runs[id] = append(runs[id], time.Now())
+			mu.Unlock()
+		})
 		for i := 0; i < subs; i++ {
 			id := fmt.Sprintf("feed-%02d", i)
-			cr.Schedule(newSpreadSchedule(c, id, 42), cron.FuncJob(func() {
-				mu.Lock()
-				runs[id] = append(runs[id], time.Now())
-				mu.Unlock()
-			}))
+			tt.add(id, newSpreadSchedule(c, id, 42))
 		}
 		start := time.Now()
-		cr.Start()
+		tt.start()
 		time.Sleep(48 * time.Hour)
-		<-cr.Stop().Done()
+		tt.stop()
+		synctest.Wait()
 
 		mu.Lock()
 		defer mu.Unlock()
