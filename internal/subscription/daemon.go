@@ -194,6 +194,8 @@ func (d *Daemon) add(ctx context.Context, sub config.Subscription) {
 		startup := min(d.cadence.Spread, 2*time.Minute)
 		delay := time.Duration(float64(s.phase) / float64(d.cadence.Spread) * float64(startup))
 		s.runSoon(now.Add(delay + time.Second))
+	} else if err == nil && !st.UpdatedAt.IsZero() {
+		s.ranBefore(st.UpdatedAt)
 	}
 	d.entries[sub.ID] = &entry{schedule: s, sub: sub}
 	d.table.add(sub.ID, s)
