@@ -11,8 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/robfig/cron/v3"
-
 	calsyncd "github.com/calsyncd/calsyncd"
 	"github.com/calsyncd/calsyncd/internal/config"
 )
@@ -43,7 +41,7 @@ type Daemon struct {
 	mu       sync.Mutex
 	cfg      *config.Config
 	cadence  Cadence
-	cron     *cron.Cron
+	table    *timetable
 	entries  map[string]*entry
 	stopping bool
 	started  bool
@@ -94,7 +92,6 @@ func (d *Daemon) accounts() []string {
 func (d *Daemon) once() Once { return Once{Runner: d.runner, Leases: d.leases} }
 
 type entry struct {
-	id       cron.EntryID
 	schedule *spreadSchedule
 	sub      config.Subscription
 }
@@ -133,11 +130,11 @@ func (d *Daemon) Start(ctx context.Context) error {
 		lctx, d.stopLeases = context.WithCancel(context.WithoutCancel(ctx))
 		go d.leases.Keep(lctx, d.accounts)
 	}
-	d.cron = cron.New(cron.WithParser(config.CronParser), cron.WithLocation(time.Local))
+	d.table = newTimetable(d.scheduled)
 	for _, sub := range d.cfg.Subscriptions {
 		d.add(ctx, sub)
 	}
-	d.cron.Start()
+	d.table.start()
 	d.started = true
 	d.warnNever()
 	d.log.Info("scheduler started", "schedule", d.cfg.Schedule, "interval", d.cadence.Interval.String(),
@@ -197,10 +194,11 @@ func (d *Daemon) add(ctx context.Context, sub config.Subscription) {
 		startup := min(d.cadence.Spread, 2*time.Minute)
 		delay := time.Duration(float64(s.phase) / float64(d.cadence.Spread) * float64(startup))
 		s.runSoon(now.Add(delay + time.Second))
+	} else if err == nil && !st.UpdatedAt.IsZero() {
+		s.ranBefore(st.UpdatedAt)
 	}
-	e := &entry{schedule: s, sub: sub}
-	e.id = d.cron.Schedule(s, cron.FuncJob(func() { d.scheduled(sub.ID) }))
-	d.entries[sub.ID] = e
+	d.entries[sub.ID] = &entry{schedule: s, sub: sub}
+	d.table.add(sub.ID, s)
 }
 
 // scheduled is a subscription's cron job.
@@ -255,13 +253,13 @@ func (d *Daemon) persistNextRun(id string) {
 // NextRun is when the subscription runs next (zero if unknown).
 func (d *Daemon) NextRun(id string) time.Time {
 	d.mu.Lock()
-	e, ok := d.entries[id]
-	c := d.cron
+	_, ok := d.entries[id]
+	tt := d.table
 	d.mu.Unlock()
-	if !ok || c == nil {
+	if !ok || tt == nil {
 		return time.Time{}
 	}
-	return c.Entry(e.id).Next
+	return tt.next(id)
 }
 
 // Running reports whether the scheduler is up (for health checks).
@@ -378,8 +376,8 @@ func (d *Daemon) Reload(ctx context.Context, cfg *config.Config) error {
 	d.runner.SetConfig(cfg)
 	if cfg.Schedule != old.Schedule {
 		d.cadence = NewCadence(base, d.runner.now())
-		for id, e := range d.entries {
-			d.cron.Remove(e.id)
+		for id := range d.entries {
+			d.table.remove(id)
 			delete(d.entries, id)
 		}
 		d.warnNever()
@@ -393,7 +391,7 @@ func (d *Daemon) Reload(ctx context.Context, cfg *config.Config) error {
 		s, ok := want[id]
 		switch {
 		case !ok:
-			d.cron.Remove(e.id)
+			d.table.remove(id)
 			delete(d.entries, id)
 			removed = append(removed, id)
 		default:
@@ -469,9 +467,9 @@ func (d *Daemon) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	d.stopping = true
-	c := d.cron
+	tt := d.table
 	d.mu.Unlock()
-	c.Stop()
+	tt.stop()
 	close(d.drain)
 	done := make(chan struct{})
 	go func() {

@@ -2,6 +2,7 @@ package subscription_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -326,4 +327,56 @@ func TestDaemonNeverRunsAScheduleThatNeverFires(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestADaemonRestartedKeepsEachSubscriptionsCadence: stopped for 40
+// minutes and started again, the daemon runs every subscription next at
+// most 90 minutes after its last run (or catches it up within two minutes
+// when the stop made it overdue), as it would have without the stop.
+func TestADaemonRestartedKeepsEachSubscriptionsCadence(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var subs []config.Subscription
+		for i := range 30 {
+			subs = append(subs, sub(fmt.Sprintf("feed-%02d", i)))
+		}
+		d, f, st := newDaemon(t, subs...)
+		for _, s := range subs {
+			f.bodies[s.URL] = oneEvent
+		}
+		ctx := context.Background()
+		if err := d.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(3 * time.Hour)
+		if err := d.Shutdown(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(40 * time.Minute)
+		cfg := config.Default()
+		cfg.StateDir = t.TempDir()
+		cfg.Subscriptions = subs
+		r := &subscription.Runner{Config: cfg, Store: st, Fetcher: f, Log: slog.New(slog.DiscardHandler),
+			Writer: func(string) (subscription.Writer, error) { return okWriter{}, nil }}
+		again := subscription.NewDaemon(cfg, r, st, slog.New(slog.DiscardHandler), 8)
+		restart := time.Now()
+		if err := again.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer again.Shutdown(ctx)
+		for _, s := range subs {
+			state, err := st.Subscription(ctx, s.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			last, next := state.UpdatedAt, again.NextRun(s.ID)
+			latest := last.Add(90 * time.Minute)
+			if catchUp := restart.Add(2*time.Minute + time.Second); catchUp.After(latest) {
+				latest = catchUp
+			}
+			if !next.After(restart) || next.After(latest) {
+				t.Errorf("%s last ran %v before the restart; its next run is %v after it, want after the restart and by %v",
+					s.ID, restart.Sub(last).Round(time.Second), next.Sub(restart).Round(time.Second), latest.Sub(restart).Round(time.Second))
+			}
+		}
+	})
 }

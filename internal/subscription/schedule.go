@@ -54,6 +54,10 @@ type spreadSchedule struct {
 	mu      sync.Mutex
 	rng     *rand.Rand
 	pending time.Time // a one-shot earlier run (start-up catch-up)
+	// lastRun, when known, is the subscription's last run before the
+	// daemon (re)started: the first Next measures from it, not from the
+	// time it is asked (see ranBefore).
+	lastRun time.Time
 }
 
 func newSpreadSchedule(c Cadence, id string, seed uint64) *spreadSchedule {
@@ -83,9 +87,14 @@ func (s *spreadSchedule) Next(t time.Time) time.Time {
 		}
 	}
 	n := b.Add(s.phase)
-	// A run that was jittered late may end close to the next nominal tick;
-	// that tick was already served, so move to the following one.
-	if n.Sub(t) < c.Spread/2 {
+	// A run that was jittered early is close to the nominal tick it
+	// serves; that tick is served, so move to the following one. Asked at
+	// a run, the run is at t; asked at start, the last run is lastRun.
+	served, first := t, s.lastRun
+	if !first.IsZero() {
+		served, s.lastRun = first, time.Time{}
+	}
+	if n.Sub(served) < c.Spread/2 {
 		b = c.Base.Next(n.Add(-s.phase))
 		if b.IsZero() {
 			return time.Time{}
@@ -96,10 +105,34 @@ func (s *spreadSchedule) Next(t time.Time) time.Time {
 	if quarter > 0 {
 		n = n.Add(time.Duration(s.rng.Int64N(2*quarter+1) - quarter))
 	}
+	if !first.IsZero() {
+		// A tick passed while the daemon was down: run no later than a
+		// run after the last would have at the latest.
+		// (A subscription overdue already is the catch-up's, or waits
+		// for its tick when catching up is off.)
+		if latest := first.Add(c.Interval + c.Spread/4); latest.After(t) && n.After(latest) {
+			n = latest
+		}
+		// Measured from the last run, the tick may be less than the
+		// jitter away: jittered early, it is due now.
+		if !n.After(t) {
+			n = t.Add(time.Second)
+		}
+	}
 	if !n.After(t) {
 		return time.Time{}
 	}
 	return n
+}
+
+// ranBefore says when the subscription last ran before the daemon
+// started, so its first run keeps the cadence: not twice for the tick that
+// run served (a run jittered early), and not a whole interval late for a
+// tick that passed while the daemon was down.
+func (s *spreadSchedule) ranBefore(t time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lastRun = t
 }
 
 // Never reports whether the cadence's base schedule has no activation

@@ -76,28 +76,29 @@ func TestDailyScheduleStaysNearItsHour(t *testing.T) {
 	}
 }
 
-// TestCadenceInVirtualTime runs robfig/cron with spread schedules for two
+// TestCadenceInVirtualTime runs the daemon's timetable with spread schedules for two
 // virtual days and checks every subscription ran about hourly, with gaps
 // varied but bounded, and never two runs for one tick.
 func TestCadenceInVirtualTime(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := NewCadence(hourly(t), time.Now())
-		cr := cron.New(cron.WithLocation(time.UTC))
 		var mu sync.Mutex
 		runs := map[string][]time.Time{}
 		const subs = 20
+		tt := newTimetable(func(id string) {
+			mu.Lock()
+			runs[id] = append(runs[id], time.Now())
+			mu.Unlock()
+		})
 		for i := 0; i < subs; i++ {
 			id := fmt.Sprintf("feed-%02d", i)
-			cr.Schedule(newSpreadSchedule(c, id, 42), cron.FuncJob(func() {
-				mu.Lock()
-				runs[id] = append(runs[id], time.Now())
-				mu.Unlock()
-			}))
+			tt.add(id, newSpreadSchedule(c, id, 42))
 		}
 		start := time.Now()
-		cr.Start()
+		tt.start()
 		time.Sleep(48 * time.Hour)
-		<-cr.Stop().Done()
+		tt.stop()
+		synctest.Wait()
 
 		mu.Lock()
 		defer mu.Unlock()
@@ -183,5 +184,34 @@ func TestSpreadScheduleNeverAnswersThePast(t *testing.T) {
 				at = next
 			}
 		})
+	}
+}
+
+// TestARestartKeepsTheCadence: a daemon restarted at any time up to the
+// catch-up threshold after a subscription's last run runs it next 30 to
+// 90 minutes after that run, as an uninterrupted daemon would (the gaps
+// TestCadenceInVirtualTime holds), never before the restart. Measured
+// from the restart instead, a subscription whose tick was under half an
+// hour away waited for the one after it: up to 2¼ hours without a run.
+func TestARestartKeepsTheCadence(t *testing.T) {
+	start := time.Date(2026, 12, 4, 9, 0, 0, 0, time.UTC)
+	c := NewCadence(hourly(t), start)
+	for i := range 40 {
+		id := fmt.Sprintf("feed-%02d", i)
+		s := newSpreadSchedule(c, id, 42)
+		last := s.Next(start)
+		for range 5 {
+			last = s.Next(last)
+		}
+		for down := time.Second; down <= c.Interval+c.Spread/4; down += 5 * time.Minute {
+			restart := last.Add(down)
+			again := newSpreadSchedule(c, id, uint64(down))
+			again.ranBefore(last)
+			next := again.Next(restart)
+			if gap := next.Sub(last); !next.After(restart) || gap < 30*time.Minute || gap > 90*time.Minute {
+				t.Errorf("%s last ran at %s, restarted %v later: next run %s (%v after the last), want 30-90 min after it and after the restart",
+					id, last.Format("15:04:05"), down, next.Format("15:04:05"), gap)
+			}
+		}
 	}
 }
