@@ -81,12 +81,16 @@ func (s *Store) subscriptionsWhere(ctx context.Context, where string, args ...an
 }
 
 // SubscriptionCounts counts every subscription the database knows, by
-// state; failing are those in ERROR or whose newest run failed.
+// state; failing are those in ERROR or whose newest run failed. Only a
+// subscription with consecutive errors can have a failed newest run (a
+// failed run counts one, a clean run resets them), so only those cost a
+// look at their runs.
 func (s *Store) SubscriptionCounts(ctx context.Context) (calsyncd.SubscriptionCounts, error) {
 	c := calsyncd.SubscriptionCounts{States: map[calsyncd.State]int{}}
 	rows, err := s.query(ctx, `SELECT state, COUNT(*),
 		COALESCE(SUM(CASE WHEN held_deletes > 0 THEN 1 ELSE 0 END), 0),
-		COALESCE(SUM(CASE WHEN state = ? OR (SELECT outcome FROM runs WHERE runs.subscription_id = subscriptions.id
+		COALESCE(SUM(CASE WHEN state = ? THEN 1 WHEN consecutive_errors = 0 THEN 0
+			WHEN (SELECT outcome FROM runs WHERE runs.subscription_id = subscriptions.id
 			ORDER BY runs.id DESC LIMIT 1) = ? THEN 1 ELSE 0 END), 0)
 		FROM subscriptions GROUP BY state`, string(calsyncd.StateError), string(calsyncd.OutcomeFailed))
 	if err != nil {

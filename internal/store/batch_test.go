@@ -53,6 +53,13 @@ func batchFixture(t *testing.T, s *store.Store) []string {
 	if err := s.SaveSubscription(ctx, z); err != nil {
 		t.Fatal(err)
 	}
+	// The runner counts a-holidays' failed run (b-team's was reset by its
+	// clean one).
+	h, _ := s.Subscription(ctx, "a-holidays")
+	h.ConsecutiveErrors = 1
+	if err := s.SaveSubscription(ctx, h); err != nil {
+		t.Fatal(err)
+	}
 	b, _ := s.Subscription(ctx, "b-team")
 	b.HeldDeletes = 1
 	if err := s.SaveSubscription(ctx, b); err != nil {
