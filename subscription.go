@@ -83,3 +83,13 @@ type Location struct {
 	Calendar string `json:"calendar"`
 	Account  string `json:"account"`
 }
+
+// SubscriptionCounts are totals over every subscription the database
+// knows: how many, how many in each state, how many failing (in ERROR, or
+// whose last run failed) and how many with deletes held by the guard.
+type SubscriptionCounts struct {
+	Total          int
+	States         map[State]int
+	Failing        int
+	HoldingDeletes int
+}

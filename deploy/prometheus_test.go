@@ -2,6 +2,7 @@ package deploy_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"regexp"
@@ -38,8 +39,8 @@ func (oneSubscription) Subscriptions(context.Context) ([]calsyncd.SubscriptionSt
 	return []calsyncd.SubscriptionState{{ID: "team", State: calsyncd.StateActive}}, nil
 }
 
-func (oneSubscription) LastSuccess(context.Context, string) (time.Time, error) {
-	return time.Time{}, nil
+func (oneSubscription) LastSuccesses(context.Context, []string) (map[string]time.Time, error) {
+	return nil, nil
 }
 
 // TestRulesReadMetricsThatExist keeps the rules and the daemon in step: every
@@ -49,16 +50,25 @@ func TestRulesReadMetricsThatExist(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := status.NewMetrics()
-	m.WatchSubscriptions(oneSubscription{}, func() []string { return []string{"team"} })
-	m.Pacing("default", time.Second, time.Now())
-	families, err := m.Registry().Gather()
-	if err != nil {
-		t.Fatal(err)
+	// The daemon exports per-subscription gauges up to
+	// status.SubscriptionSeriesLimit subscriptions, aggregates beyond.
+	many := make([]string, status.SubscriptionSeriesLimit+1)
+	many[0] = "team"
+	for i := 1; i < len(many); i++ {
+		many[i] = fmt.Sprint("sub-", i)
 	}
 	var exported []string
-	for _, f := range families {
-		exported = append(exported, f.GetName())
+	for _, configured := range [][]string{{"team"}, many} {
+		m := status.NewMetrics()
+		m.WatchSubscriptions(oneSubscription{}, func() []string { return configured })
+		m.Pacing("default", time.Second, time.Now())
+		families, err := m.Registry().Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range families {
+			exported = append(exported, f.GetName())
+		}
 	}
 	used := regexp.MustCompile(`\bcalsyncd_[a-z_]+`).FindAllString(string(b), -1)
 	if len(used) == 0 {

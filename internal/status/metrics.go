@@ -3,6 +3,7 @@ package status
 import (
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -32,6 +33,34 @@ type Metrics struct {
 
 	alertsOnce sync.Once
 	alerts     *prometheus.CounterVec
+
+	// aggregate: beyond SubscriptionSeriesLimit subscriptions, the
+	// metrics labelled by subscription are recorded with the label empty
+	// (Prometheus then has one series, without the label, for all).
+	aggregate   atomic.Bool
+	aggregateMu sync.Mutex
+}
+
+// subscriptionLabel is the subscription label a metric is recorded with.
+func (m *Metrics) subscriptionLabel(id string) string {
+	if m.aggregate.Load() {
+		return ""
+	}
+	return id
+}
+
+// setAggregate switches between series per subscription and aggregates;
+// a switch forgets the series of the other kind (rate() reads that as a
+// counter reset).
+func (m *Metrics) setAggregate(on bool) {
+	m.aggregateMu.Lock()
+	defer m.aggregateMu.Unlock()
+	if m.aggregate.Swap(on) == on {
+		return
+	}
+	for _, v := range []interface{ Reset() }{m.writes, m.deferred, m.syncDuration, m.runs, m.fetches, m.filtered, m.repaired} {
+		v.Reset()
+	}
 }
 
 // NewMetrics registers every metric on a new registry.
@@ -97,32 +126,32 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
 // FeedFetched counts a fetch: result is ok, not_modified or error.
 func (m *Metrics) FeedFetched(subscription, result string) {
-	m.fetches.WithLabelValues(subscription, result).Inc()
+	m.fetches.WithLabelValues(m.subscriptionLabel(subscription), result).Inc()
 }
 
 // RunFinished records a finished run. The subscription's state is read
 // from the database at each scrape (WatchSubscriptions), not from here.
 func (m *Metrics) RunFinished(subscription string, outcome calsyncd.Outcome, state calsyncd.State, d time.Duration) {
-	m.runs.WithLabelValues(subscription, string(outcome)).Inc()
-	m.syncDuration.WithLabelValues(subscription).Observe(d.Seconds())
+	m.runs.WithLabelValues(m.subscriptionLabel(subscription), string(outcome)).Inc()
+	m.syncDuration.WithLabelValues(m.subscriptionLabel(subscription)).Observe(d.Seconds())
 }
 
 // EventsFiltered counts the events a run's filters excluded.
 func (m *Metrics) EventsFiltered(subscription string, n int) {
-	m.filtered.WithLabelValues(subscription).Add(float64(n))
+	m.filtered.WithLabelValues(m.subscriptionLabel(subscription)).Add(float64(n))
 }
 
 // EventsRepaired counts the events a run wrote back after a person edited
 // them in Google.
 func (m *Metrics) EventsRepaired(subscription string, n int) {
-	m.repaired.WithLabelValues(subscription).Add(float64(n))
+	m.repaired.WithLabelValues(m.subscriptionLabel(subscription)).Add(float64(n))
 }
 
 // WriteDone counts one write's outcome.
 func (m *Metrics) WriteDone(subscription, op, outcome string) {
-	m.writes.WithLabelValues(subscription, op, outcome).Inc()
+	m.writes.WithLabelValues(m.subscriptionLabel(subscription), op, outcome).Inc()
 	if outcome == "deferred" {
-		m.deferred.WithLabelValues(subscription).Inc()
+		m.deferred.WithLabelValues(m.subscriptionLabel(subscription)).Inc()
 	}
 }
 

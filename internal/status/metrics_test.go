@@ -3,6 +3,7 @@ package status_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -54,8 +55,14 @@ func (s *subscriptionSource) Subscriptions(context.Context) ([]calsyncd.Subscrip
 	return s.states, s.err
 }
 
-func (s *subscriptionSource) LastSuccess(_ context.Context, id string) (time.Time, error) {
-	return s.last[id], nil
+func (s *subscriptionSource) LastSuccesses(_ context.Context, ids []string) (map[string]time.Time, error) {
+	out := map[string]time.Time{}
+	for _, id := range ids {
+		if t, ok := s.last[id]; ok {
+			out[id] = t
+		}
+	}
+	return out, nil
 }
 
 // The alerting gauges are read from the database at each scrape: right
@@ -115,5 +122,78 @@ func TestBuildInfoIsPublished(t *testing.T) {
 	want := `calsyncd_build_info{goversion="go1.26.8",revision="3f0542a",version="0.9.0"} 1`
 	if !strings.Contains(rec.Body.String(), want) || strings.Contains(rec.Body.String(), `version="other"`) {
 		t.Errorf("metrics lack %s:\n%s", want, rec.Body.String())
+	}
+}
+
+// Beyond SubscriptionSeriesLimit configured subscriptions the metrics
+// carry no series per subscription: the gauges are aggregates over the
+// configured ones and the counters lose their subscription label. Back
+// under the limit, the series per subscription return.
+func TestSubscriptionSeriesLimit(t *testing.T) {
+	var configured []string
+	src := &subscriptionSource{last: map[string]time.Time{}}
+	for i := range status.SubscriptionSeriesLimit + 1 {
+		id := fmt.Sprintf("s%05d", i)
+		configured = append(configured, id)
+		st := calsyncd.SubscriptionState{ID: id, State: calsyncd.StateActive, CreatedAt: metricsT0}
+		src.last[id] = metricsT0.Add(time.Duration(i) * time.Second)
+		switch i {
+		case 7, 8:
+			st.State = calsyncd.StateError
+		case 9:
+			st.HeldDeletes = 5
+		}
+		src.states = append(src.states, st)
+	}
+	delete(src.last, "s00003")                                                                             // never succeeded: since it was added, metricsT0
+	src.last["s00007"] = metricsT0.Add(-time.Hour)                                                         // in ERROR: its own alert
+	src.states = append(src.states, calsyncd.SubscriptionState{ID: "removed", State: calsyncd.StateError}) // not configured
+	m := status.NewMetrics()
+	m.WatchSubscriptions(src, func() []string { return configured })
+	m.RunFinished("s00001", calsyncd.OutcomeOK, calsyncd.StateActive, time.Second)
+	m.RunFinished("s00002", calsyncd.OutcomeOK, calsyncd.StateActive, time.Second)
+	m.WriteDone("s00001", "create", "ok")
+
+	scrape := func() string {
+		rec := httptest.NewRecorder()
+		m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+		return rec.Body.String()
+	}
+	body := scrape()
+	for _, want := range []string{
+		`calsyncd_subscriptions{state="ACTIVE"} 9999`,
+		`calsyncd_subscriptions{state="ERROR"} 2`,
+		`calsyncd_subscriptions_holding_deletes 1`,
+		`calsyncd_oldest_last_success_timestamp_seconds ` + unix(0),
+		// An empty label is no label to Prometheus: one series for all.
+		`calsyncd_runs_total{outcome="ok",subscription=""} 2`,
+		`calsyncd_writes_total{op="create",outcome="ok",subscription=""} 1`,
+	} {
+		if !strings.Contains(body, want+"\n") {
+			t.Errorf("beyond the limit, the metrics lack %s", want)
+		}
+	}
+	if strings.Contains(body, `subscription="s`) || strings.Contains(body, `subscription="removed`) {
+		t.Errorf("beyond the limit, a series per subscription is exported")
+	}
+	if len(body) > 64<<10 {
+		t.Errorf("beyond the limit, a scrape is %d bytes", len(body))
+	}
+
+	configured = configured[:2]
+	m.RunFinished("s00001", calsyncd.OutcomeOK, calsyncd.StateActive, time.Second) // before the next scrape
+	scrape()
+	body = scrape()
+	for _, want := range []string{`calsyncd_subscription_state{state="ACTIVE",subscription="s00001"} 1`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("back under the limit, the metrics lack %s", want)
+		}
+	}
+	if strings.Contains(body, "calsyncd_subscriptions{") || strings.Contains(body, "calsyncd_oldest_last_success_timestamp_seconds ") {
+		t.Errorf("back under the limit, the aggregates are still exported")
+	}
+	m.RunFinished("s00001", calsyncd.OutcomeOK, calsyncd.StateActive, time.Second)
+	if body = scrape(); !strings.Contains(body, `calsyncd_runs_total{outcome="ok",subscription="s00001"} 1`) {
+		t.Errorf("back under the limit, runs are not counted per subscription")
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"html/template"
 	"io"
 	"net/url"
+	"sort"
+	"strconv"
 	"time"
 
 	calsyncd "github.com/calsyncd/calsyncd"
@@ -64,7 +66,18 @@ type pageData struct {
 	Cards       []card
 	Accounts    []Account
 	Undelivered []UndeliveredAlert
-	Failing     int
+	// Failing, Total and States count every subscription, not only the
+	// page's.
+	Failing int
+	Total   int
+	States  []stateCount
+	// Prev and Next link the previous and next pages ("": none).
+	Prev, Next string
+}
+
+type stateCount struct {
+	State calsyncd.State
+	N     int
 }
 
 type detailData struct {
@@ -151,15 +164,39 @@ func cardOf(s Subscription, accounts []Account, now time.Time) card {
 }
 
 func pageOf(rep *Report) pageData {
-	d := pageData{GeneratedAt: rep.GeneratedAt, Zone: zoneName(rep.GeneratedAt), Daemon: rep.Daemon, Accounts: rep.Accounts, Undelivered: rep.UndeliveredAlerts}
+	d := pageData{GeneratedAt: rep.GeneratedAt, Zone: zoneName(rep.GeneratedAt), Daemon: rep.Daemon, Accounts: rep.Accounts, Undelivered: rep.UndeliveredAlerts,
+		Failing: rep.Failing, Total: rep.Total}
+	failing := 0
 	for _, s := range rep.Subscriptions {
 		c := cardOf(s, rep.Accounts, rep.GeneratedAt)
 		if s.State == calsyncd.StateError || (s.LastRun != nil && s.LastRun.Outcome == calsyncd.OutcomeFailed) {
-			d.Failing++
+			failing++
 		}
 		d.Cards = append(d.Cards, c)
 	}
+	if d.Total < len(rep.Subscriptions) {
+		// A report not counted by Build: its subscriptions are all there is.
+		d.Total, d.Failing = len(rep.Subscriptions), failing
+	}
+	for st, n := range rep.States {
+		d.States = append(d.States, stateCount{State: st, N: n})
+	}
+	sort.Slice(d.States, func(i, j int) bool { return d.States[i].State < d.States[j].State })
+	d.Prev, d.Next = pageLink(rep, "before", rep.PrevBefore), pageLink(rep, "after", rep.NextAfter)
 	return d
+}
+
+// pageLink is the address of the page before or after id, of the same
+// limit ("" when id is).
+func pageLink(rep *Report, dir, id string) string {
+	if id == "" {
+		return ""
+	}
+	q := url.Values{dir: {id}}
+	if rep.Limit != DefaultPageLimit && rep.Limit > 0 {
+		q.Set("limit", strconv.Itoa(rep.Limit))
+	}
+	return "/?" + q.Encode()
 }
 
 // RenderPage writes the status page: a card per subscription, those in
@@ -255,6 +292,7 @@ ul.changes li { padding: .2rem 0; border-top: 1px solid #eee; overflow-wrap: any
 .kind { display: inline-block; min-width: 4.6em; font-size: 12px; font-weight: 700; text-transform: uppercase; }
 .kind.created { color: #1b5e20; } .kind.updated { color: #0b57d0; } .kind.deleted { color: #b71c1c; }
 .muted { color: #666; font-size: 13px; }
+nav.pager { display: flex; gap: 1.2rem; margin: .6rem 0; }
 `
 
 // pageStyleHash is pageCSS as a CSP source.
@@ -333,6 +371,8 @@ var pageTemplate = template.Must(template.New("").Funcs(template.FuncMap{
 </section>
 {{end}}
 
+{{define "pager"}}{{if or .Prev .Next}}<nav class="pager">{{if .Prev}}<a href="{{.Prev}}" rel="prev">← previous</a>{{end}}{{if .Next}}<a href="{{.Next}}" rel="next">next →</a>{{end}}</nav>{{end}}{{end}}
+
 {{define "accounts"}}<h2>Google accounts</h2>
 <ul class="plain" id="accounts">
 {{range .Accounts}}<li><strong>{{.Name}}</strong>: writes spaced {{.SpacingMS}} ms; {{if .ThrottleUntil}}<span class="note">writes deferred until {{when .ThrottleUntil}} ({{.ThrottleClass}})</span>{{else}}not throttled{{end}}{{with .Lease}}; worked on by {{.Owner}} {{if .Expired}}(lease expired){{else}}(lease until {{at .ExpiresAt}}){{end}}{{end}}</li>
@@ -344,8 +384,11 @@ var pageTemplate = template.Must(template.New("").Funcs(template.FuncMap{
 {{if .Failing}}<div class="banner bad" id="banner">{{.Failing}} subscription{{if ne .Failing 1}}s{{end}} in trouble: see below what happened and what to do</div>{{else}}<div class="banner good" id="banner">every subscription is syncing</div>{{end}}
 {{template "legend"}}
 <h2>Subscriptions</h2>
+<div class="meta" id="totals">{{.Total}} subscription{{if ne .Total 1}}s{{end}}{{range .States}} · {{.N}} {{.State}}{{end}} · {{.Failing}} in trouble{{if or .Prev .Next}} · this page shows {{len .Cards}}, by id{{end}}</div>
+{{template "pager" .}}
 <div class="cards" id="subscriptions">
 {{range .Cards}}{{template "card" .}}{{end}}</div>
+{{template "pager" .}}
 {{if .Undelivered}}<h2>Alerts not delivered</h2>
 <ul class="plain" id="undelivered">
 {{range .Undelivered}}<li>the {{.Condition}} alert for {{.Subject}} reached no webhook (since {{at .Since}}, last tried {{at .LastTried}}); the next run that sees it sends it again</li>

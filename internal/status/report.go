@@ -7,6 +7,7 @@ package status
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -17,16 +18,28 @@ import (
 
 // Source is the state database as the report reads it.
 type Source interface {
+	Batch
 	Subscriptions(ctx context.Context) ([]calsyncd.SubscriptionState, error)
 	Runs(ctx context.Context, subscriptionID string, limit int) ([]calsyncd.Run, error)
 	// RunChanges is what the store kept of a run's writes.
 	RunChanges(ctx context.Context, runID int64) ([]calsyncd.RunChange, error)
-	CountMappings(ctx context.Context, subscriptionID string) (int, error)
-	Rejections(ctx context.Context, subscriptionID string) ([]calsyncd.Rejection, error)
 	Accounts(ctx context.Context) ([]calsyncd.AccountState, error)
 	Leases(ctx context.Context) ([]calsyncd.Lease, error)
 	AlertStates(ctx context.Context) ([]calsyncd.AlertState, error)
 	Ping(ctx context.Context) error
+}
+
+// Batch is the state database read many subscriptions at a time: a page
+// of the report costs the same few queries whatever the number of
+// subscriptions. Subscriptions are ordered by id, bytewise.
+type Batch interface {
+	SubscriptionIDs(ctx context.Context) ([]string, error)
+	SubscriptionsAfter(ctx context.Context, after string, limit int) ([]calsyncd.SubscriptionState, error)
+	SubscriptionsBefore(ctx context.Context, before string, limit int) ([]calsyncd.SubscriptionState, error)
+	SubscriptionCounts(ctx context.Context) (calsyncd.SubscriptionCounts, error)
+	MappingCounts(ctx context.Context, ids []string) (map[string]int, error)
+	RejectionsOf(ctx context.Context, ids []string) (map[string][]calsyncd.Rejection, error)
+	RecentRuns(ctx context.Context, ids []string, n int) (map[string][]calsyncd.Run, error)
 }
 
 // Scheduler is the running daemon, when there is one.
@@ -46,8 +59,20 @@ type Pacer struct {
 // Report is the whole status, as served by GET /status and printed by
 // `calsyncd status --json`. Its schema is documented in the README.
 type Report struct {
-	GeneratedAt   time.Time      `json:"generated_at"`
-	Daemon        bool           `json:"daemon"`
+	GeneratedAt time.Time `json:"generated_at"`
+	Daemon      bool      `json:"daemon"`
+	// Total, States and Failing count every subscription, configured or
+	// in the database, not only those of the page.
+	Total   int                    `json:"total"`
+	States  map[calsyncd.State]int `json:"states"`
+	Failing int                    `json:"failing"`
+	// Limit is the most subscriptions the page holds; NextAfter and
+	// PrevBefore are the after and before of the next and previous
+	// pages ("": there is none).
+	Limit      int    `json:"limit"`
+	NextAfter  string `json:"next_after"`
+	PrevBefore string `json:"prev_before"`
+	// Subscriptions are the page's, ordered by id.
 	Subscriptions []Subscription `json:"subscriptions"`
 	Accounts      []Account      `json:"accounts"`
 	// UndeliveredAlerts are alerts no webhook took, until one of their
@@ -153,44 +178,229 @@ type Lease struct {
 // historyLen is how many runs the page charts.
 const historyLen = 48
 
-// Build assembles the report from the database, the configuration and, when
+// Page limits: how many subscriptions a page of GET /status and GET /
+// holds unless asked (DefaultPageLimit), and at most (MaxPageLimit).
+const (
+	DefaultPageLimit = 100
+	MaxPageLimit     = 1000
+)
+
+// Page selects the subscriptions of a report: at most Limit of them, in
+// order of id, from the first after After, or the last before Before (at
+// most one of the two is set; neither: from the first).
+type Page struct {
+	Limit         int
+	After, Before string
+}
+
+// Build assembles the whole report — every subscription, read
+// MaxPageLimit at a time — from the database, the configuration and, when
 // the daemon is running, its scheduler and pacers (nil otherwise).
 func Build(ctx context.Context, src Source, cfg *config.Config, sched Scheduler, pacers []Pacer, now time.Time) (*Report, error) {
-	rep := &Report{GeneratedAt: now.UTC(), Daemon: sched != nil && sched.Running(), Subscriptions: []Subscription{}, Accounts: []Account{}}
-	states, err := src.Subscriptions(ctx)
+	ix, err := newIndex(ctx, src, cfg)
 	if err != nil {
 		return nil, err
 	}
-	known := map[string]calsyncd.SubscriptionState{}
-	for _, st := range states {
-		known[st.ID] = st
-	}
-	ids := map[string]bool{}
-	var order []string
-	for _, s := range cfg.Subscriptions {
-		ids[s.ID] = true
-		order = append(order, s.ID)
-	}
-	for _, st := range states {
-		if !ids[st.ID] {
-			order = append(order, st.ID)
-		}
-	}
-	for _, id := range order {
-		st, seen := known[id]
-		s, err := subscriptionStatus(ctx, src, cfg, sched, id, st, seen)
+	rep := ix.report(sched, now)
+	rep.Limit = len(ix.ids)
+	for start := 0; start < len(ix.ids); start += MaxPageLimit {
+		end := min(start+MaxPageLimit, len(ix.ids))
+		subs, err := ix.subscriptions(ctx, src, sched, start, end, false)
 		if err != nil {
 			return nil, err
 		}
-		rep.Subscriptions = append(rep.Subscriptions, s)
+		rep.Subscriptions = append(rep.Subscriptions, subs...)
 	}
-	if rep.Accounts, err = accountStatus(ctx, src, cfg, pacers, now); err != nil {
+	return rep, ix.finish(ctx, src, rep, pacers, now)
+}
+
+// BuildPage assembles one page of the report: the subscriptions p
+// selects, with the counts of them all.
+func BuildPage(ctx context.Context, src Source, cfg *config.Config, sched Scheduler, pacers []Pacer, now time.Time, p Page) (*Report, error) {
+	if p.Limit <= 0 {
+		p.Limit = DefaultPageLimit
+	}
+	ix, err := newIndex(ctx, src, cfg)
+	if err != nil {
 		return nil, err
 	}
-	if rep.UndeliveredAlerts, err = undeliveredAlerts(ctx, src); err != nil {
+	rep := ix.report(sched, now)
+	rep.Limit = p.Limit
+	var start, end int
+	if p.Before != "" {
+		end = sort.SearchStrings(ix.ids, p.Before)
+		start = max(0, end-p.Limit)
+	} else {
+		start = sort.Search(len(ix.ids), func(i int) bool { return ix.ids[i] > p.After })
+		end = min(len(ix.ids), start+p.Limit)
+	}
+	if start < end {
+		if start > 0 {
+			rep.PrevBefore = ix.ids[start]
+		}
+		if end < len(ix.ids) {
+			rep.NextAfter = ix.ids[end-1]
+		}
+	}
+	if rep.Subscriptions, err = ix.subscriptions(ctx, src, sched, start, end, p.Before != ""); err != nil {
 		return nil, err
 	}
-	return rep, nil
+	return rep, ix.finish(ctx, src, rep, pacers, now)
+}
+
+// buildOne is the report of subscription id alone (ErrNoSubscription when
+// neither the configuration nor the database knows it).
+func buildOne(ctx context.Context, src Source, cfg *config.Config, sched Scheduler, pacers []Pacer, now time.Time, id string) (*Report, error) {
+	ix, err := newIndex(ctx, src, cfg)
+	if err != nil {
+		return nil, err
+	}
+	i, found := slices.BinarySearch(ix.ids, id)
+	if !found {
+		return nil, ErrNoSubscription
+	}
+	rep := ix.report(sched, now)
+	rep.Limit = 1
+	if rep.Subscriptions, err = ix.subscriptions(ctx, src, sched, i, i+1, false); err != nil {
+		return nil, err
+	}
+	if len(rep.Subscriptions) == 0 {
+		return nil, ErrNoSubscription
+	}
+	return rep, ix.finish(ctx, src, rep, pacers, now)
+}
+
+// index is every subscription's id, configured or in the database, in
+// order, and the counts of them: what a page needs to know of those it
+// does not show. It costs two queries and memory for the ids.
+type index struct {
+	cfg *config.Config
+	// ids is every id in order; configured is the configuration's
+	// subscriptions by id.
+	ids        []string
+	configured map[string]config.Subscription
+	counts     calsyncd.SubscriptionCounts
+}
+
+func newIndex(ctx context.Context, src Source, cfg *config.Config) (*index, error) {
+	stored, err := src.SubscriptionIDs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("status: list subscriptions: %w", err)
+	}
+	counts, err := src.SubscriptionCounts(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("status: count subscriptions: %w", err)
+	}
+	ix := &index{cfg: cfg, configured: make(map[string]config.Subscription, len(cfg.Subscriptions)), counts: counts}
+	if ix.counts.States == nil {
+		ix.counts.States = map[calsyncd.State]int{}
+	}
+	ix.counts.Total = len(stored)
+	inStore := make(map[string]bool, len(stored))
+	for _, id := range stored {
+		inStore[id] = true
+	}
+	ix.ids = stored
+	for _, s := range cfg.Subscriptions {
+		ix.configured[s.ID] = s
+		if !inStore[s.ID] {
+			// Configured, never run: active, as its card says.
+			inStore[s.ID] = true
+			ix.ids = append(ix.ids, s.ID)
+			ix.counts.Total++
+			ix.counts.States[calsyncd.StateActive]++
+		}
+	}
+	if len(ix.ids) > len(stored) {
+		slices.Sort(ix.ids)
+	}
+	return ix, nil
+}
+
+// report is a report of no subscription yet, with the counts of all.
+func (ix *index) report(sched Scheduler, now time.Time) *Report {
+	states := map[calsyncd.State]int{calsyncd.StateActive: 0, calsyncd.StateError: 0}
+	for s, n := range ix.counts.States {
+		states[s] += n
+	}
+	return &Report{GeneratedAt: now.UTC(), Daemon: sched != nil && sched.Running(), Total: ix.counts.Total, States: states,
+		Failing: ix.counts.Failing, Subscriptions: []Subscription{}, Accounts: []Account{}}
+}
+
+// finish adds the accounts and the undelivered alerts.
+func (ix *index) finish(ctx context.Context, src Source, rep *Report, pacers []Pacer, now time.Time) error {
+	var err error
+	if rep.Accounts, err = accountStatus(ctx, src, ix.cfg, pacers, now); err != nil {
+		return err
+	}
+	rep.UndeliveredAlerts, err = undeliveredAlerts(ctx, src)
+	return err
+}
+
+// subscriptions is the status of ids[start:end], read in a query of each
+// kind: the page's rows (the first after the one before start, or, for a
+// page read backwards, the last before the one at end), their mappings,
+// rejections and recent runs.
+func (ix *index) subscriptions(ctx context.Context, src Source, sched Scheduler, start, end int, backwards bool) ([]Subscription, error) {
+	out := []Subscription{}
+	if start >= end {
+		return out, nil
+	}
+	first, last := ix.ids[start], ix.ids[end-1]
+	var (
+		rows []calsyncd.SubscriptionState
+		err  error
+	)
+	if backwards && end < len(ix.ids) {
+		rows, err = src.SubscriptionsBefore(ctx, ix.ids[end], end-start)
+	} else {
+		after := ""
+		if start > 0 {
+			after = ix.ids[start-1]
+		}
+		rows, err = src.SubscriptionsAfter(ctx, after, end-start)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("status: read subscriptions: %w", err)
+	}
+	known := make(map[string]calsyncd.SubscriptionState, len(rows))
+	var ids []string
+	for _, st := range rows {
+		if st.ID >= first && st.ID <= last {
+			known[st.ID] = st
+			ids = append(ids, st.ID)
+		}
+	}
+	var (
+		mapped   map[string]int
+		rejected map[string][]calsyncd.Rejection
+		runs     map[string][]calsyncd.Run
+	)
+	if len(ids) > 0 {
+		if mapped, err = src.MappingCounts(ctx, ids); err != nil {
+			return nil, fmt.Errorf("status: count mappings: %w", err)
+		}
+		if rejected, err = src.RejectionsOf(ctx, ids); err != nil {
+			return nil, fmt.Errorf("status: read rejections: %w", err)
+		}
+		if runs, err = src.RecentRuns(ctx, ids, historyLen); err != nil {
+			return nil, fmt.Errorf("status: read runs: %w", err)
+		}
+	}
+	for _, id := range ix.ids[start:end] {
+		st, seen := known[id]
+		sub, inConfig := ix.configured[id]
+		if !seen && !inConfig {
+			continue // deleted since the ids were read
+		}
+		s := subscriptionStatus(sched, id, sub, inConfig)
+		if seen {
+			fromStore(&s, st, mapped[id], rejected[id], runs[id])
+		}
+		finishStatus(&s, sched, inConfig)
+		out = append(out, s)
+	}
+	return out, nil
 }
 
 func undeliveredAlerts(ctx context.Context, src Source) ([]UndeliveredAlert, error) {
@@ -209,36 +419,35 @@ func undeliveredAlerts(ctx context.Context, src Source) ([]UndeliveredAlert, err
 	return out, nil
 }
 
-// subscriptionStatus is one subscription's status: as configured, as the
-// database remembers it (seen), and as the scheduler plans it.
-func subscriptionStatus(ctx context.Context, src Source, cfg *config.Config, sched Scheduler, id string,
-	st calsyncd.SubscriptionState, seen bool) (Subscription, error) {
-	sub, inConfig := cfg.Subscription(id)
+// subscriptionStatus is one subscription's status as configured.
+func subscriptionStatus(sched Scheduler, id string, sub config.Subscription, inConfig bool) Subscription {
 	s := Subscription{ID: id, InConfig: inConfig, State: calsyncd.StateActive, Rejected: []Rejection{}, Notes: []string{}}
 	if inConfig {
 		s.Feed, s.Calendar, s.Account = config.RedactURL(sub.URL), sub.Calendar, sub.AccountName()
 	}
-	if seen {
-		if err := fromStore(ctx, src, &s, st); err != nil {
-			return s, err
-		}
-	}
+	return s
+}
+
+// finishStatus adds what the configuration and the scheduler say, after
+// what the database remembers.
+func finishStatus(s *Subscription, sched Scheduler, inConfig bool) {
 	if !inConfig {
 		s.Notes = append(s.Notes, "removed from the configuration; its events stay in Google unless sync.prune_on_remove is set")
 	}
 	if sched != nil {
-		if t := sched.NextRun(id); !t.IsZero() {
+		if t := sched.NextRun(s.ID); !t.IsZero() {
 			s.NextRun = &t
 		}
 	}
 	if s.HeldDeletes > 0 {
-		s.Notes = append(s.Notes, fmt.Sprintf("%d deletes held by the mass-delete guard: run `calsyncd sync --allow-deletes %s` if the feed really lost these events", s.HeldDeletes, id))
+		s.Notes = append(s.Notes, fmt.Sprintf("%d deletes held by the mass-delete guard: run `calsyncd sync --allow-deletes %s` if the feed really lost these events", s.HeldDeletes, s.ID))
 	}
-	return s, nil
 }
 
-// fromStore fills in what the database remembers of a subscription.
-func fromStore(ctx context.Context, src Source, s *Subscription, st calsyncd.SubscriptionState) error {
+// fromStore fills in what the database remembers of a subscription: its
+// row, how many events it mapped, its rejections and its runs, newest
+// first.
+func fromStore(s *Subscription, st calsyncd.SubscriptionState, mapped int, rejs []calsyncd.Rejection, runs []calsyncd.Run) {
 	s.Calendar, s.Account, s.State = st.Calendar, st.Account, st.State
 	s.ConsecutiveErrors, s.HeldDeletes = st.ConsecutiveErrors, st.HeldDeletes
 	s.EventsFiltered = st.Filtered
@@ -246,20 +455,9 @@ func fromStore(ctx context.Context, src Source, s *Subscription, st calsyncd.Sub
 	if st.LastErrorClass != "" {
 		s.LastError = &ErrorReport{Class: st.LastErrorClass, Message: Explain(st.LastErrorClass), Detail: st.LastError}
 	}
-	var err error
-	if s.EventsMapped, err = src.CountMappings(ctx, st.ID); err != nil {
-		return err
-	}
-	rejs, err := src.Rejections(ctx, st.ID)
-	if err != nil {
-		return err
-	}
+	s.EventsMapped = mapped
 	for _, r := range rejs {
 		s.Rejected = append(s.Rejected, Rejection{UID: r.Key.UID, RecurrenceID: r.Key.RecurrenceID, Reason: r.Reason, At: r.At})
-	}
-	runs, err := src.Runs(ctx, st.ID, historyLen)
-	if err != nil {
-		return err
 	}
 	for i := len(runs) - 1; i >= 0; i-- {
 		s.History = append(s.History, RunOf(runs[i]))
@@ -272,7 +470,6 @@ func fromStore(ctx context.Context, src Source, s *Subscription, st calsyncd.Sub
 		t := st.NextRunAt
 		s.NextRun = &t
 	}
-	return nil
 }
 
 // accountStatus is every account's pacing state: configured, remembered

@@ -173,16 +173,41 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	w.Write([]byte("ok\n"))
 }
 
-func (s *Server) report(ctx context.Context) (*Report, error) {
-	var sched Scheduler
+func (s *Server) scheduler() Scheduler {
 	if s.opts.Daemon != nil {
-		sched = s.opts.Daemon
+		return s.opts.Daemon
 	}
-	return Build(ctx, s.opts.Source, s.opts.Config(), sched, s.opts.Pacers(), s.opts.Now())
+	return nil
+}
+
+func (s *Server) report(ctx context.Context, p Page) (*Report, error) {
+	return BuildPage(ctx, s.opts.Source, s.opts.Config(), s.scheduler(), s.opts.Pacers(), s.opts.Now(), p)
+}
+
+// pageParams reads a page's limit, after and before from the query.
+func pageParams(r *http.Request) (Page, error) {
+	q := r.URL.Query()
+	p := Page{Limit: DefaultPageLimit, After: q.Get("after"), Before: q.Get("before")}
+	if q.Has("limit") {
+		n, err := strconv.Atoi(q.Get("limit"))
+		if err != nil || n < 1 || n > MaxPageLimit {
+			return p, fmt.Errorf("limit must be a whole number from 1 to %d (default %d), not %q", MaxPageLimit, DefaultPageLimit, q.Get("limit"))
+		}
+		p.Limit = n
+	}
+	if p.After != "" && p.Before != "" {
+		return p, errors.New("give after (the next page) or before (the previous page), not both")
+	}
+	return p, nil
 }
 
 func (s *Server) status(w http.ResponseWriter, r *http.Request) {
-	rep, err := s.report(r.Context())
+	p, err := pageParams(r)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+		return
+	}
+	rep, err := s.report(r.Context(), p)
 	if err != nil {
 		s.opts.Log.Error("status report failed", "error", err)
 		http.Error(w, "the status could not be read from the state database", http.StatusInternalServerError)
@@ -192,7 +217,12 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) page(w http.ResponseWriter, r *http.Request) {
-	rep, err := s.report(r.Context())
+	p, err := pageParams(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	rep, err := s.report(r.Context(), p)
 	if err != nil {
 		s.opts.Log.Error("status page failed", "error", err)
 		http.Error(w, "the status could not be read from the state database", http.StatusInternalServerError)
@@ -207,10 +237,11 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 // subscriptionPage is one subscription's page: its recent runs and what
 // each wrote.
 func (s *Server) subscriptionPage(w http.ResponseWriter, r *http.Request) {
-	rep, err := s.report(r.Context())
+	id := r.PathValue("id")
+	rep, err := buildOne(r.Context(), s.opts.Source, s.opts.Config(), s.scheduler(), s.opts.Pacers(), s.opts.Now(), id)
 	var d *Detail
 	if err == nil {
-		d, err = BuildDetail(r.Context(), s.opts.Source, rep, r.PathValue("id"))
+		d, err = BuildDetail(r.Context(), s.opts.Source, rep, id)
 	}
 	switch {
 	case errors.Is(err, ErrNoSubscription):
