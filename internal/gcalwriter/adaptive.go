@@ -27,17 +27,18 @@ import (
 //
 // Writes go at the middle of the bracket, which rises with lo as the
 // writes are accepted, until a refusal lowers hi; once hi is within
-// 2·holdMargin of lo they are held at lo, refusal-free while the quota
-// stays. After holdWrites accepted writes in a row held, a probe sends
-// probeStep above lo: should the writes accepted since the anchor prove
-// r above hi, the quota rose, and the probe climbs, twice as far every
-// climbWrites accepted writes, until Google refuses one; refused before,
-// hi stands and the writes are held again.
+// 2·holdMargin of lo they are held holdMargin under hi (never under lo):
+// refused there, hi comes down by as much. After holdWrites accepted
+// writes in a row held, a probe sends probeStep above lo: should the
+// writes accepted since the anchor prove r above hi, the quota rose, and
+// the probe climbs, twice as far every climbWrites accepted writes, until
+// Google refuses one; refused before, hi stands and the writes are held
+// again.
 //
-// A refusal while writes were held at lo, which the quota had proven, says
-// that the quota dropped: what was proven is forgotten and the rate is cut
-// by a fifth (further refusals bisect from there). A refusal with nothing
-// learnt cuts the rate by 30%.
+// A refusal of writes sent at what the quota had proven (within half a
+// holdMargin of lo) says that the quota dropped: what was proven is
+// forgotten and the rate is cut by a fifth (further refusals bisect from
+// there). A refusal with nothing learnt cuts the rate by 30%.
 //
 // After a pause (idleGap, or a new writer) the bucket refilled: the writes
 // go at the floor until Google refuses one, which says the bucket is spent
@@ -78,7 +79,7 @@ type adaptive struct {
 const (
 	holdMargin  = 0.01
 	holdWrites  = 150
-	probeStep   = 0.10
+	probeStep   = 0.20
 	climbWrites = 20
 	maxStep     = 1.0
 	dropCut     = 0.8
@@ -118,10 +119,14 @@ func (a *adaptive) target() float64 {
 		// No bracket yet: what is proven, or what a cut chose.
 		return max(a.lo, a.cut)
 	case a.converged():
-		return a.lo
+		return a.hold()
 	}
 	return max((a.lo+a.hi)/2, a.cut)
 }
+
+// hold is the rate held once converged: holdMargin under what Google
+// refused, never under what it proved.
+func (a *adaptive) hold() float64 { return max(a.lo, a.hi*(1-holdMargin)) }
 
 func (a *adaptive) converged() bool { return a.lo > 0 && a.hi > 0 && a.hi <= a.lo*(1+2*holdMargin) }
 
@@ -137,6 +142,8 @@ func (a *adaptive) update() bool {
 	case a.lo >= rateOf(a.floor)/(1+2*holdMargin):
 		// Proven as near the floor as writes at the floor can prove.
 		a.held = a.floor
+	case a.converged():
+		a.held = a.wholeMs(a.spacingOf(a.hold()))
 	case a.lo > 0:
 		a.held = a.wholeMs(a.spacingOf(a.lo))
 	case a.cut > 0:
@@ -150,14 +157,14 @@ func (a *adaptive) update() bool {
 	return a.spacing != old
 }
 
-// restore starts from a spacing learnt before (kept by the store), held as
-// the bracket learnt then, after a pause that refilled the bucket.
+// restore starts from a spacing held before (kept by the store), as the
+// bracket it was held in, after a pause that refilled the bucket.
 func (a *adaptive) restore(d time.Duration) {
 	d = min(max(d, a.floor), a.max)
 	*a = adaptive{floor: a.floor, max: a.max, spacing: a.spacing}
 	if d > a.floor {
-		a.lo = rateOf(d)
-		a.hi = a.lo * (1 + 2*holdMargin)
+		a.hi = rateOf(d) / (1 - holdMargin)
+		a.lo = a.hi / (1 + 2*holdMargin)
 	}
 	a.burst, a.burstOK = true, 0
 	a.update()

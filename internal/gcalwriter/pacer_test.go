@@ -343,8 +343,9 @@ func TestPacerSettlesUnderAQuota(t *testing.T) {
 				}
 				capacity = min(capacity, 4*time.Since(begin).Seconds())
 				efficiency := float64(sent-refused) / capacity
-				if efficiency < 0.96 || float64(refused) > 0.01*float64(sent) {
-					t.Errorf("%d of %d refused, %.3f of what the quota could take; want at most 1%% and at least 0.96", refused, sent, efficiency)
+				if efficiency < quotaGoalEfficiency || float64(refused) > quotaGoalRejected*float64(sent) {
+					t.Errorf("%d of %d refused, %.3f of what the quota could take; want at most %.0f%% and at least %.2f", refused, sent, efficiency,
+						100*quotaGoalRejected, quotaGoalEfficiency)
 				}
 				if got, want := float64(time.Second)/float64(p.State().Spacing), rate; got > 1.15*want || got < 0.9*want {
 					t.Errorf("spacing settled at %s (%.3f/s) for a quota of %.3f/s", p.State().Spacing, got, want)

@@ -187,10 +187,9 @@ func TestPacerUnderQuotaShapes(t *testing.T) {
 				free.rate, free.then = 0, 0
 				r := runQuotaModel(t, tc, runQuotaModel(t, free, 1).efficiency)
 				worstE, worstR = min(worstE, r.efficiency), max(worstR, r.rejected)
-				// What the writer keeps; the goal (quotaGoalEfficiency,
-				// quotaGoalRejected) is not met by a quota that doubles.
-				if r.efficiency < 0.955 || r.rejected > quotaGoalRejected {
-					t.Errorf("%.4f of what the quota could take, %.2f%% of requests refused; want at least 0.955 and at most 1%%", r.efficiency, 100*r.rejected)
+				if r.efficiency < quotaGoalEfficiency || r.rejected > quotaGoalRejected {
+					t.Errorf("%.4f of what the quota could take, %.2f%% of requests refused; want at least %.2f and at most %.0f%%",
+						r.efficiency, 100*r.rejected, quotaGoalEfficiency, 100*quotaGoalRejected)
 				}
 				t.Logf("%.4f of what the quota could take, %.2f%% refused, spacing %s", r.efficiency, 100*r.rejected, r.spacing)
 			})
