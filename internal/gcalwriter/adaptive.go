@@ -27,9 +27,10 @@ import (
 //
 // Writes go at the middle of the bracket, which rises with lo as the
 // writes are accepted, until a refusal lowers hi; once hi is within
-// 2·holdMargin of lo they are held holdMargin under hi (never under lo):
+// 3·holdMargin of lo they are held holdMargin under hi (never under lo):
 // refused there, hi comes down by as much. After holdWrites accepted
-// writes in a row held, a probe sends probeStep above lo: should the
+// writes in a row held (twice as many bisecting: lo, an average since the
+// anchor, may lag), a probe sends probeStep above lo: should the
 // writes accepted since the anchor prove r above hi, the quota rose, and
 // the probe climbs, twice as far every climbWrites accepted writes, until
 // Google refuses one; refused before, hi stands and the writes are held
@@ -128,7 +129,7 @@ func (a *adaptive) target() float64 {
 // refused, never under what it proved.
 func (a *adaptive) hold() float64 { return max(a.lo, a.hi*(1-holdMargin)) }
 
-func (a *adaptive) converged() bool { return a.lo > 0 && a.hi > 0 && a.hi <= a.lo*(1+2*holdMargin) }
+func (a *adaptive) converged() bool { return a.lo > 0 && a.hi > 0 && a.hi <= a.lo*(1+3*holdMargin) }
 
 // update sets the spacing from the bracket; it reports whether it moved.
 func (a *adaptive) update() bool {
@@ -302,7 +303,10 @@ func (a *adaptive) succeeded(start, now time.Time) bool {
 		a.rate = max(a.lo, a.cut) * (1 + a.step)
 		a.clean = 0
 		a.cutAt = now
-	case !a.probing && !a.climbing && a.converged() && a.clean >= holdWrites && a.spacing > a.floor:
+	case !a.probing && !a.climbing && a.hi > 0 && a.lo > 0 && a.spacing > a.floor &&
+		(a.clean >= holdWrites && a.converged() || a.clean >= 2*holdWrites):
+		// Held, or bisecting for twice as long without a refusal: the
+		// quota may have risen beyond what was refused.
 		a.probing, a.riseFrom = true, a.hi
 		a.step = probeStep
 		a.rate = a.lo * (1 + a.step)
