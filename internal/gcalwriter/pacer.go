@@ -133,7 +133,7 @@ func NewPacer(o PacerOptions) *Pacer {
 		backfillSlots: max(1, int(math.Floor(float64(o.Concurrency)*o.BackfillShare+1e-9))),
 		starts:        rate.NewLimiter(rate.Every(o.Spacing), 1),
 		writes:        rate.NewLimiter(rate.Every(o.Spacing), 1),
-		adapt:         adaptive{floor: o.Spacing, max: o.MaxSpacing, spacing: o.Spacing},
+		adapt:         adaptive{floor: o.Spacing, max: o.MaxSpacing, spacing: o.Spacing, held: o.Spacing},
 		flying:        map[*Slot]struct{}{},
 	}
 }
@@ -392,8 +392,9 @@ func (p *Pacer) setLocked(d time.Duration) {
 
 // PacerState is a snapshot of a pacer.
 type PacerState struct {
-	// Spacing is the least time between two writes now (the adaptive
-	// spacing); Floor the least between any two requests.
+	// Spacing is the least time between two writes as learnt (the
+	// adaptive spacing; after a pause the writes go at the floor until
+	// Google refuses one); Floor the least between any two requests.
 	Spacing  time.Duration
 	Floor    time.Duration
 	InFlight int
@@ -404,6 +405,6 @@ type PacerState struct {
 func (p *Pacer) State() PacerState {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return PacerState{Spacing: p.adapt.spacing, Floor: p.floor, InFlight: p.inFlight,
+	return PacerState{Spacing: p.adapt.held, Floor: p.floor, InFlight: p.inFlight,
 		Waiting: len(p.queue[Incremental]) + len(p.queue[Backfill])}
 }
