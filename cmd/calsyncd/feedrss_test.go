@@ -156,8 +156,9 @@ func profileNearPeak() {
 
 // profileCPU, with CALSYNCD_BENCH_CPUPROFILE=FILE, profiles the program's
 // CPU from CALSYNCD_BENCH_CPUPROFILE_AFTER (default 10s) after it starts,
-// for CALSYNCD_BENCH_CPUPROFILE_FOR (default 1m): a daemon is stopped by a
-// signal, which leaves no chance to stop a profile at exit.
+// in spans of CALSYNCD_BENCH_CPUPROFILE_FOR (default 30s), each written to
+// FILE.1, FILE.2, …: a daemon is stopped by a signal, which leaves no
+// chance to stop a profile at exit, so only the span it cuts is lost.
 func profileCPU() {
 	path := os.Getenv("CALSYNCD_BENCH_CPUPROFILE")
 	if path == "" {
@@ -169,17 +170,21 @@ func profileCPU() {
 		}
 		return def
 	}
-	after, span := duration("CALSYNCD_BENCH_CPUPROFILE_AFTER", 10*time.Second), duration("CALSYNCD_BENCH_CPUPROFILE_FOR", time.Minute)
+	after, span := duration("CALSYNCD_BENCH_CPUPROFILE_AFTER", 10*time.Second), duration("CALSYNCD_BENCH_CPUPROFILE_FOR", 30*time.Second)
 	go func() {
 		time.Sleep(after)
-		f, err := os.Create(path)
-		if err != nil {
-			return
-		}
-		defer f.Close()
-		if pprof.StartCPUProfile(f) == nil {
+		for i := 1; ; i++ {
+			f, err := os.Create(fmt.Sprintf("%s.%d", path, i))
+			if err != nil {
+				return
+			}
+			if pprof.StartCPUProfile(f) != nil {
+				f.Close()
+				return
+			}
 			time.Sleep(span)
 			pprof.StopCPUProfile()
+			f.Close()
 		}
 	}()
 }
