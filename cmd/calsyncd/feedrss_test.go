@@ -130,6 +130,7 @@ func (w *feedWorld) syncPeak(tb testing.TB, profile string) (int64, []byte, time
 // writes a heap profile each time the heap in use grows past the last one
 // written by a tenth: the last profile is the heap near its peak.
 func profileNearPeak() {
+	profileCPU()
 	path := os.Getenv("CALSYNCD_BENCH_MEMPROFILE")
 	if path == "" {
 		return
@@ -149,6 +150,41 @@ func profileNearPeak() {
 					f.Close()
 				}
 			}
+		}
+	}()
+}
+
+// profileCPU, with CALSYNCD_BENCH_CPUPROFILE=FILE, profiles the program's
+// CPU from CALSYNCD_BENCH_CPUPROFILE_AFTER (default 10s) after it starts,
+// in spans of CALSYNCD_BENCH_CPUPROFILE_FOR (default 30s), each written to
+// FILE.1, FILE.2, …: a daemon is stopped by a signal, which leaves no
+// chance to stop a profile at exit, so only the span it cuts is lost.
+func profileCPU() {
+	path := os.Getenv("CALSYNCD_BENCH_CPUPROFILE")
+	if path == "" {
+		return
+	}
+	duration := func(env string, def time.Duration) time.Duration {
+		if d, err := time.ParseDuration(os.Getenv(env)); err == nil {
+			return d
+		}
+		return def
+	}
+	after, span := duration("CALSYNCD_BENCH_CPUPROFILE_AFTER", 10*time.Second), duration("CALSYNCD_BENCH_CPUPROFILE_FOR", 30*time.Second)
+	go func() {
+		time.Sleep(after)
+		for i := 1; ; i++ {
+			f, err := os.Create(fmt.Sprintf("%s.%d", path, i))
+			if err != nil {
+				return
+			}
+			if pprof.StartCPUProfile(f) != nil {
+				f.Close()
+				return
+			}
+			time.Sleep(span)
+			pprof.StopCPUProfile()
+			f.Close()
 		}
 	}()
 }

@@ -27,6 +27,9 @@ type Config struct {
 	Files []string `yaml:"-"`
 	// spans say which file each subscription is written in.
 	spans []span
+	// byID finds a subscription by id (nil in a Config not parsed: then
+	// Subscription scans).
+	byID *subscriptionIndex
 	// Warnings are what is valid but probably a mistake, in file order.
 	Warnings []Warning `yaml:"-"`
 
@@ -334,12 +337,16 @@ func (c *Config) EffectiveTimeZone(s Subscription) string {
 
 // Subscription returns the subscription with the given id.
 func (c *Config) Subscription(id string) (Subscription, bool) {
-	for _, s := range c.Subscriptions {
-		if s.ID == id {
-			return s, true
-		}
+	i := -1
+	if c.byID != nil {
+		i = c.byID.lookup(c.Subscriptions, id)
+	} else {
+		i = scan(c.Subscriptions, id)
 	}
-	return Subscription{}, false
+	if i < 0 {
+		return Subscription{}, false
+	}
+	return c.Subscriptions[i], true
 }
 
 // RedactURL renders a feed URL without anything that may be secret: only the

@@ -112,6 +112,7 @@ func (c *Config) elsewhere(d *decoder, key, file string) string {
 func (d *decoder) include(cfg *Config, size int) {
 	cfg.Files = []string{cfg.Path}
 	cfg.spans = []span{{file: cfg.Path}}
+	cfg.byID = &subscriptionIndex{}
 	if len(cfg.Include) == 0 {
 		return
 	}
