@@ -67,7 +67,7 @@ func (c *authCommand) login(ctx context.Context, args []string) error {
 func (c *authCommand) status(ctx context.Context, args []string) error {
 	fs := c.m.newFlagSet("auth status", "auth status --config FILE [--strict-perms]")
 	cfgPath := configFlag(fs)
-	strictPerms := fs.Bool("strict-perms", false, "fail when a key or token file is accessible to group or others, or the config file is writable by them")
+	strictPerms := fs.Bool("strict-perms", false, "fail when a key or token file is accessible to group or others, or a configuration file (the main one or one it includes) is writable by them")
 	args, err := parseArgs(fs, args)
 	if err != nil {
 		return &exitError{code: 2, err: err}

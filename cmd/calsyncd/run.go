@@ -69,7 +69,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 func (c *runCommand) startup(args []string) (string, *config.Config, *slog.Logger, error) {
 	fs := c.m.newFlagSet("run", "run --config FILE [--strict-perms]")
 	cfgPath := configFlag(fs)
-	strictPerms := fs.Bool("strict-perms", false, "refuse to start when a key or token file is accessible to group or others, or the config file is writable by them")
+	strictPerms := fs.Bool("strict-perms", false, "refuse to start when a key or token file is accessible to group or others, or a configuration file (the main one or one it includes) is writable by them")
 	args, err := parseArgs(fs, args)
 	if err != nil {
 		return "", nil, nil, &exitError{code: 2, err: err}

@@ -29,7 +29,7 @@ func (c *syncCommand) Run(ctx context.Context, args []string) error {
 		asJSON:       fs.Bool("json", false, "print the result as JSON"),
 		allowDeletes: fs.Bool("allow-deletes", false, "release deletes held by the mass-delete guard"),
 		reconcile:    fs.Bool("reconcile", false, "compare Google with the database and repair drift (deleted or duplicated events)"),
-		strict:       fs.Bool("strict-perms", false, "refuse to run when a key or token file is accessible to group or others, or the config file is writable by them"),
+		strict:       fs.Bool("strict-perms", false, "refuse to run when a key or token file is accessible to group or others, or a configuration file (the main one or one it includes) is writable by them"),
 		dryRun:       fs.Bool("dry-run", false, "print what the sync would do (create, update, delete, held, excluded) and write nothing, to Google or the database"),
 	}
 	args, err := parseArgs(fs, args)
