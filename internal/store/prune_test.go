@@ -70,8 +70,16 @@ func TestPruneRunsKeepsTheRetentionAndWhatStatusNeeds(t *testing.T) {
 		if got, _ := s.LastSuccess(ctx, "failing"); !got.Equal(lastOK) {
 			t.Errorf("last success %v after pruning, was %v", got, lastOK)
 		}
+		// A second prune deletes nothing, and asks for no delete but the one
+		// of "failing", whose kept runs are older than the retention: the
+		// others have nothing to delete (an hourly prune of 100,000
+		// subscriptions asked a delete of each).
+		before := s.Commits()
 		if n, err := s.PruneRuns(ctx, 20*24*time.Hour, 10); err != nil || n != 0 {
 			t.Errorf("a second prune deleted %d (%v)", n, err)
+		}
+		if asked := s.Commits() - before; asked != 1 {
+			t.Errorf("a second prune asked %d deletes, want 1", asked)
 		}
 		if n, err := s.PruneRuns(ctx, 0, 0); err != nil || n != 0 {
 			t.Errorf("no retention deleted %d (%v)", n, err)

@@ -88,9 +88,10 @@ func (s *Store) PruneRuns(ctx context.Context, maxAge time.Duration, maxRuns int
 		id              string
 		newest, success int64
 		count           int
+		oldest          int64 // the earliest started_at
 	}
 	rows, err := s.query(ctx, `SELECT subscription_id, MAX(id), COUNT(*),
-		COALESCE(MAX(CASE WHEN outcome IN (?, ?, ?) THEN id END), 0) FROM runs GROUP BY subscription_id`,
+		COALESCE(MAX(CASE WHEN outcome IN (?, ?, ?) THEN id END), 0), MIN(started_at) FROM runs GROUP BY subscription_id`,
 		string(calsyncd.OutcomeOK), string(calsyncd.OutcomePartial), string(calsyncd.OutcomeNotModified))
 	if err != nil {
 		return 0, fmt.Errorf("store: prune runs: %w", err)
@@ -98,7 +99,7 @@ func (s *Store) PruneRuns(ctx context.Context, maxAge time.Duration, maxRuns int
 	var subs []kept
 	for rows.Next() {
 		var k kept
-		if err := rows.Scan(&k.id, &k.newest, &k.count, &k.success); err != nil {
+		if err := rows.Scan(&k.id, &k.newest, &k.count, &k.success, &k.oldest); err != nil {
 			rows.Close()
 			return 0, fmt.Errorf("store: prune runs: %w", err)
 		}
@@ -121,7 +122,11 @@ func (s *Store) PruneRuns(ctx context.Context, maxAge time.Duration, maxRuns int
 				return deleted, fmt.Errorf("store: prune runs of %s: %w", k.id, err)
 			}
 		}
-		if countCutoff == 0 && ageCutoff == 0 {
+		// Nothing beyond maxRuns and nothing older than maxAge: no delete
+		// to ask for (a daemon of 100,000 subscriptions asked 100,000
+		// deletes of nothing every hour, seconds of CPU on the one
+		// connection its runs write through).
+		if countCutoff == 0 && (ageCutoff == 0 || k.oldest >= ageCutoff) {
 			continue
 		}
 		for {
