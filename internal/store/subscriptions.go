@@ -22,6 +22,11 @@ const subscriptionColumns = `id, calendar, account, state, consecutive_errors, l
 // and its runner moves it (SaveSubscription), once its events are in the
 // new calendar.
 func (s *Store) EnsureSubscription(ctx context.Context, id, calendar, account string) (calsyncd.SubscriptionState, error) {
+	// Every run begins here: a subscription the database knows costs a
+	// read, not a write on the one connection every run writes through.
+	if st, err := s.Subscription(ctx, id); !errors.Is(err, ErrNotFound) {
+		return st, err
+	}
 	now := ms(s.Now())
 	_, err := s.exec(ctx, `INSERT INTO subscriptions (id, calendar, account, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO NOTHING`,
