@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -65,7 +64,7 @@ func newDaemonWorld(tb testing.TB, subs, events, accounts int) *daemonWorld {
 		rw.Write(body)
 	}))
 	tb.Cleanup(feeds.Close)
-	w.listen = freeLoopback(tb)
+	w.listen = freeAddr(tb)
 
 	var cfg strings.Builder
 	fmt.Fprintf(&cfg, "state_dir: state\nlisten: %s\nlog:\n  format: json\n  level: warn\ngoogle:\n  endpoint: %s%s\n",
@@ -144,17 +143,6 @@ func (w *daemonWorld) spreadLastRuns(tb testing.TB) {
 	if err := tx.Commit(); err != nil {
 		tb.Fatal(err)
 	}
-}
-
-// freeLoopback is a loopback address no one listens on now.
-func freeLoopback(tb testing.TB) string {
-	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // child is calsyncd as a child process of the benchmark.
