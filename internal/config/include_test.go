@@ -444,10 +444,17 @@ func TestEnvironmentInIncludedFiles(t *testing.T) {
 	}
 }
 
-// TestIncludeTotalCaps: past MaxIncludedFiles files or MaxTotalSize bytes
-// in all, the configuration is refused at the entry that went past; just
-// under both, it loads.
+// TestIncludeTotalCaps: past MaxIncludedFiles files or the total cap of
+// bytes in all, the configuration is refused at the entry that went past;
+// just under both, it loads. The total cap is MaxTotalSize (64 MiB) as
+// the loader applies it; the test lowers it to 4 MiB, the per-file cap
+// staying MaxFileSize, so that reaching it is not 64 MiB of YAML to parse.
 func TestIncludeTotalCaps(t *testing.T) {
+	if config.TotalSize() != config.MaxTotalSize || config.MaxTotalSize != 64<<20 {
+		t.Fatalf("the loader caps the total at %d bytes, MaxTotalSize is %d: the README says 64 MiB", config.TotalSize(), config.MaxTotalSize)
+	}
+	const total = 4 << 20
+	t.Cleanup(config.LowerTotalSize(total))
 	// MaxIncludedFiles files in one directory: with one more file named
 	// before it, the directory passes the cap.
 	many := t.TempDir()
@@ -455,10 +462,10 @@ func TestIncludeTotalCaps(t *testing.T) {
 		os.WriteFile(filepath.Join(many, fmt.Sprintf("%05d.yaml", i)), []byte("subscriptions: []\n"), 0o600)
 	}
 	// Files just under the per-file cap: the total cap is reached with
-	// the 65th.
+	// the 5th.
 	large := t.TempDir()
 	pad := "subscriptions: []\n" + strings.Repeat("#", config.MaxFileSize-100) + "\n"
-	for i := range config.MaxTotalSize/config.MaxFileSize + 1 {
+	for i := range total/config.MaxFileSize + 1 {
 		os.WriteFile(filepath.Join(large, fmt.Sprintf("%03d.yaml", i)), []byte(pad), 0o600)
 	}
 	tests := []struct {
@@ -467,8 +474,8 @@ func TestIncludeTotalCaps(t *testing.T) {
 	}{
 		{"as many files as allowed", "[" + many + "]", ""},
 		{"one file more", "[a.yaml, " + many + "]", fmt.Sprintf(":1: include[1]: include: names more than %d files in all", config.MaxIncludedFiles)},
-		{"as many bytes as allowed", "['" + large + "/0[0-5]*.yaml', '" + large + "/06[0-3].yaml']", ""},
-		{"more bytes", "[a.yaml, " + large + "]", ":1: include[1]: with " + large + "/064.yaml the configuration's files come to more than 64MiB"},
+		{"as many bytes as allowed", "['" + large + "/00[0-3].yaml']", ""},
+		{"more bytes", "[a.yaml, " + large + "]", ":1: include[1]: with " + large + "/004.yaml the configuration's files come to more than 4MiB"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -482,7 +489,7 @@ func TestIncludeTotalCaps(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if n := len(cfg.Files); n != config.MaxIncludedFiles+1 && n != config.MaxTotalSize/config.MaxFileSize+1 {
+				if n := len(cfg.Files); n != config.MaxIncludedFiles+1 && n != total/config.MaxFileSize+1 {
 					t.Errorf("%d files read", n)
 				}
 				return
