@@ -2,10 +2,10 @@ package config
 
 import "sync"
 
-// subscriptionIndex finds a subscription by id in O(1): a daemon of
-// 100,000 subscriptions looks every one of them up at start (which of the
-// database's are still configured), and a scan for each made that start
-// quadratic — minutes of a core. It is built on the first lookup for the
+// subscriptionIndex finds a subscription by id in O(1): a daemon looks
+// every subscription up at start (which of the database's are still
+// configured), which a scan for each would make quadratic — minutes of a
+// core at 100,000. It is built on the first lookup for the
 // slice it was asked about and rebuilt when Subscriptions is another
 // slice; a hit is checked against the slice, and a miss scans it, so a
 // Config whose Subscriptions were edited in place still answers right.

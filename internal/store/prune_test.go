@@ -72,8 +72,7 @@ func TestPruneRunsKeepsTheRetentionAndWhatStatusNeeds(t *testing.T) {
 		}
 		// A second prune deletes nothing, and asks for no delete but the one
 		// of "failing", whose kept runs are older than the retention: the
-		// others have nothing to delete (an hourly prune of 100,000
-		// subscriptions asked a delete of each).
+		// others have nothing to delete.
 		before := s.Commits()
 		if n, err := s.PruneRuns(ctx, 20*24*time.Hour, 10); err != nil || n != 0 {
 			t.Errorf("a second prune deleted %d (%v)", n, err)
